@@ -29,7 +29,9 @@ def normalize_whitespace(text: str) -> str:
 
 def make_paper_id(title: str | None, abstract: str) -> str:
     """A stable id: the same paper gets the same id on every machine and run."""
-    key = f"title:{normalize_whitespace(title).casefold()}" if title else f"abstract:{abstract[:200]}"
+    key = (
+        f"title:{normalize_whitespace(title).casefold()}" if title else f"abstract:{abstract[:200]}"
+    )
     return hashlib.sha1(key.encode("utf-8")).hexdigest()[:12]
 
 
@@ -156,7 +158,9 @@ def parse_seed_file(path: Path, metadata: dict[tuple[str, int], dict] | None = N
         )
         pending = []
     if pending:
-        raise CorpusError(path, "ends with a line that is not followed by an abstract", pending[0].line)
+        raise CorpusError(
+            path, "ends with a line that is not followed by an abstract", pending[0].line
+        )
     if not papers:
         raise CorpusError(path, "contains no abstracts")
     return papers

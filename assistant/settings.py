@@ -7,10 +7,10 @@ Nested sections use a double underscore in environment variables, for example
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Literal
 
+import tomllib
 from pydantic import BaseModel, Field, SecretStr, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
@@ -38,7 +38,7 @@ class EmbeddingSettings(BaseModel):
     )
     base_url: str | None = None
     api_key: SecretStr | None = None
-    batch_size: int = Field(16, ge=1, le=512)
+    batch_size: int = Field(8, ge=1, le=512)
     max_tokens: int = Field(256, ge=16, le=8192)
 
 
@@ -54,7 +54,7 @@ class ChunkSettings(BaseModel):
     """How abstracts are cut into sentence-aligned chunks."""
 
     chunk_tokens: int = Field(96, ge=16, le=2048)
-    overlap_sentences: int = Field(1, ge=0, le=5)
+    overlap_tokens: int = Field(24, ge=0, le=512)
 
 
 class RetrievalSettings(BaseModel):

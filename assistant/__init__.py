@@ -1,0 +1,36 @@
+"""citeqa: answers about research-paper abstracts, every sentence cited and verified."""
+
+from ._offline import apply_offline_defaults
+
+apply_offline_defaults()
+
+from .assistant import Assistant  # noqa: E402
+from .corpus import Paper, load_corpus  # noqa: E402
+from .errors import (  # noqa: E402
+    BackendError,
+    CiteqaError,
+    CorpusError,
+    IndexMismatchError,
+    QuestionError,
+    SettingsError,
+)
+from .index import IngestReport  # noqa: E402
+from .retrieval import Filters, Hit  # noqa: E402
+from .settings import Settings, load_settings  # noqa: E402
+
+__all__ = [
+    "Assistant",
+    "BackendError",
+    "CiteqaError",
+    "CorpusError",
+    "Filters",
+    "Hit",
+    "IndexMismatchError",
+    "IngestReport",
+    "Paper",
+    "QuestionError",
+    "Settings",
+    "SettingsError",
+    "load_corpus",
+    "load_settings",
+]

