@@ -273,10 +273,9 @@ def _expand(paths: Iterable[Path]) -> list[Path]:
 def load_corpus(paths: Iterable[Path]) -> list[Paper]:
     """Parse every file (folders: their `.txt` seed files and `.jsonl` corpora) into papers.
 
-    Raises `CorpusError` naming the file and line of the first problem, including a
-    paper that appears twice."""
-    papers: list[Paper] = []
-    seen: dict[str, str] = {}
+    Raises `CorpusError` naming the file and line of the first problem, including a paper
+    that appears twice in one file. A paper already read from an earlier file is skipped."""
+    papers: dict[str, Paper] = {}
     metadata_by_folder: dict[Path, dict] = {}
     for path in _expand(paths):
         if path.suffix == ".jsonl":
@@ -286,17 +285,21 @@ def load_corpus(paths: Iterable[Path]) -> list[Paper]:
             if folder not in metadata_by_folder:
                 metadata_by_folder[folder] = _seed_metadata(folder)
             parsed = parse_seed_file(path, metadata_by_folder[folder])
+        _reject_duplicates(path, parsed)
         for paper in parsed:
-            if paper.paper_id in seen:
-                file, _, line = paper.source.rpartition(":")
-                raise CorpusError(
-                    path,
-                    f"duplicate paper {paper.display_title[:60]!r} (first seen at {seen[paper.paper_id]})",
-                    line=int(line),
-                )
-            seen[paper.paper_id] = paper.source
-            papers.append(paper)
-    return papers
+            papers.setdefault(paper.paper_id, paper)
+    return list(papers.values())
+
+
+def _reject_duplicates(path: Path, papers: list[Paper]) -> None:
+    first_seen: dict[str, str] = {}
+    for paper in papers:
+        line = paper.source.rpartition(":")[2]
+        if paper.paper_id in first_seen:
+            title = paper.display_title[:60]
+            message = f"duplicate paper {title!r} (first at line {first_seen[paper.paper_id]})"
+            raise CorpusError(path, message, line=int(line))
+        first_seen[paper.paper_id] = line
 
 
 def shipped_seeds_dir() -> Path:

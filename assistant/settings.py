@@ -62,7 +62,7 @@ class RetrievalSettings(BaseModel):
 
     k: int = Field(5, ge=1, le=50)
     candidates: int = Field(40, ge=5, le=500)
-    per_paper_cap: int = Field(1, ge=1, le=20)
+    per_paper_cap: int = Field(2, ge=1, le=20)
     rrf_k: int = Field(60, ge=1)
     dense_weight: float = Field(1.0, ge=0.0)
     keyword_weight: float = Field(1.0, ge=0.0)

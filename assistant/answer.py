@@ -1,0 +1,87 @@
+"""The answer a user gets: sentences, each with citations pointing at exact snippets."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from .retrieval import Hit
+
+REFUSAL = "The indexed papers do not answer this."
+
+
+class Citation(BaseModel):
+    """Source `[n]`: a paper and the sentence(s) of its abstract that support the answer.
+
+    `start`/`end` is the character span of `snippet` in that paper's abstract."""
+
+    n: int
+    paper_id: str
+    title: str | None
+    display_title: str
+    authors: list[str]
+    venue: str | None
+    url: str | None
+    snippet: str
+    start: int
+    end: int
+
+
+class AnswerSentence(BaseModel):
+    """One sentence of the answer and the numbers of the citations that support it."""
+
+    text: str
+    citations: list[int]
+
+
+class Answer(BaseModel):
+    """A verified answer (or a refusal) with its citations, sources and timings.
+
+    `raw_answer` is what the backend generated before grounding; `note` says, when it
+    happens, that the answer fell back to extractive sentences and why."""
+
+    question: str
+    answer: str
+    refused: bool
+    backend: str
+    sentences: list[AnswerSentence] = Field(default_factory=list)
+    citations: list[Citation] = Field(default_factory=list)
+    dropped_sentences: int = 0
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+    raw_answer: str = ""
+    standalone_question: str | None = None
+    note: str | None = None
+    sources: list[Hit] = Field(default_factory=list)
+
+    def to_json(self) -> dict:
+        """The stable JSON contract of `citeqa ask --json`."""
+        return {
+            "question": self.question,
+            "answer": self.answer,
+            "refused": self.refused,
+            "backend": self.backend,
+            "sentences": [sentence.model_dump() for sentence in self.sentences],
+            "citations": [
+                citation.model_dump(exclude={"display_title"}) for citation in self.citations
+            ],
+            "dropped_sentences": self.dropped_sentences,
+            "timings_ms": {
+                key: round(self.timings_ms.get(key, 0.0), 2)
+                for key in ("retrieve", "generate", "total")
+            },
+        }
+
+    def to_markdown(self) -> str:
+        """The answer with `[n]` markers followed by a numbered reference list."""
+        lines = [self.answer, ""]
+        if self.citations:
+            lines.append("**References**")
+            lines.append("")
+        for citation in self.citations:
+            authors = ", ".join(citation.authors[:3]) + (
+                " et al." if len(citation.authors) > 3 else ""
+            )
+            link = f" <{citation.url}>" if citation.url else ""
+            venue = f" ({citation.venue})" if citation.venue else ""
+            lines.append(f"[{citation.n}] {citation.display_title}. {authors}{venue}.{link}")
+            lines.append(f"    > {citation.snippet}")
+        return "\n".join(lines).rstrip() + "\n"

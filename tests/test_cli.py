@@ -1,0 +1,67 @@
+"""The `citeqa` command as a user runs it: subprocesses, JSON shapes, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+
+def citeqa(data_dir, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    env = {**os.environ, "CITEQA_DATA_DIR": str(data_dir)}
+    command = [sys.executable, "-m", "assistant", *args]
+    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    if check:
+        assert result.returncode == 0, result.stderr
+    return result
+
+
+def test_search_json_shape(seeded_dir):
+    hits = json.loads(citeqa(seeded_dir, "search", "neural collapse", "--json", "--k", "3").stdout)
+    assert len(hits) == 3
+    for hit in hits:
+        assert {"paper_id", "title", "authors", "venue", "text", "score"} <= hit.keys()
+    assert hits[0]["score"] >= hits[-1]["score"]
+
+
+def test_search_filters_from_the_command_line(seeded_dir):
+    out = citeqa(seeded_dir, "search", "training", "--venue", "ICML", "--author", "zhao", "--json")
+    hits = json.loads(out.stdout)
+    assert hits and all(h["venue"] == "ICML 2024" for h in hits)
+    assert all(any("zhao" in a.lower() for a in h["authors"]) for h in hits)
+
+
+def test_papers_json_shape(seeded_dir):
+    papers = json.loads(citeqa(seeded_dir, "papers", "--json").stdout)
+    assert len(papers) == 76
+    for paper in papers:
+        assert {"paper_id", "title", "authors", "venue", "url", "abstract"} <= paper.keys()
+
+
+def test_ingest_prints_a_summary_and_is_incremental(fresh_dir):
+    out = citeqa(fresh_dir, "ingest").stdout
+    assert "0 added, 0 updated, 0 removed, 76 unchanged" in out
+
+
+@pytest.mark.parametrize("question", ["", "   ", "?!?..."])
+def test_bad_questions_exit_non_zero_with_one_sentence(seeded_dir, question):
+    result = citeqa(seeded_dir, "search", question, check=False)
+    assert result.returncode == 1
+    assert result.stderr.startswith("error: ")
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_broken_corpus_file_message(fresh_dir, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b'{"title": "a", "abstract": "b"}\n\xff\n')
+    result = citeqa(fresh_dir, "ingest", str(bad), check=False)
+    assert result.returncode == 1
+    assert "bad.jsonl, line 2: is not UTF-8 text" in result.stderr
+
+
+@pytest.mark.parametrize("command", [[], ["ingest"], ["search"], ["papers"]])
+def test_help_on_every_command(seeded_dir, command):
+    assert "Usage" in citeqa(seeded_dir, *command, "--help").stdout

@@ -1,0 +1,130 @@
+"""Chunking, the Chroma index and its incremental ingest."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from assistant import Assistant, CorpusError, IndexMismatchError, Settings, load_corpus
+from assistant.chunking import Chunker
+from assistant.corpus import shipped_seeds_dir
+from assistant.embeddings import OnnxMiniLMEmbedder
+from assistant.index import PaperIndex
+from assistant.settings import ChunkSettings
+
+
+class CountingEmbedder(OnnxMiniLMEmbedder):
+    """The real embedder, counting how many texts it was asked to embed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts = 0
+
+    def embed(self, texts):
+        self.texts += len(texts)
+        return super().embed(texts)
+
+
+def _index(data_dir, **settings) -> PaperIndex:
+    embedder = CountingEmbedder()
+    return PaperIndex(Settings(data_dir=data_dir, **settings), embedder)
+
+
+def test_chunk_and_sentence_spans_point_at_the_exact_abstract_text():
+    chunker = Chunker(ChunkSettings())
+    for paper in load_corpus([shipped_seeds_dir()]):
+        chunks = chunker.chunk(paper)
+        assert chunks, paper.paper_id
+        assert chunks[0].start == 0 and chunks[-1].end == len(paper.abstract)
+        for chunk in chunks:
+            assert paper.abstract[chunk.start : chunk.end] == chunk.text
+            assert chunk.sentences
+            for start, end in chunk.sentences:
+                assert chunk.start <= start < end <= chunk.end
+                assert paper.abstract[start:end].strip() == paper.abstract[start:end]
+
+
+def test_titles_and_authors_stay_out_of_the_snippet(assistant):
+    hit = assistant.search("GaLore gradient low-rank projection memory", k=1)[0]
+    assert hit.title.startswith("GaLore")
+    assert hit.title not in hit.text and "Jiawei Zhao" not in hit.text
+    assert "Jiawei Zhao" in hit.authors
+
+
+def test_reingesting_an_unchanged_corpus_embeds_nothing(fresh_dir):
+    index = _index(fresh_dir)
+    report = index.ingest(load_corpus([shipped_seeds_dir()]))
+    assert (report.added, report.updated, report.removed, report.unchanged) == (0, 0, 0, 76)
+    assert index.embedder.texts == 0
+
+
+def test_changed_and_removed_papers_are_updated_and_deleted(fresh_dir):
+    index = _index(fresh_dir)
+    papers = load_corpus([shipped_seeds_dir()])
+    chunks_before = index.count_chunks()
+    changed = papers[0].model_copy(update={"abstract": papers[0].abstract + " We add a sentence."})
+    kept = [changed, *papers[1:-1]]
+    report = index.ingest(kept, sync=True)
+    assert (report.added, report.updated, report.removed) == (0, 1, 1)
+    assert report.removed_ids == [papers[-1].paper_id]
+    indexed = index.snapshot().papers
+    assert len(indexed) == 75 and papers[-1].paper_id not in indexed
+    assert indexed[changed.paper_id].abstract.endswith("We add a sentence.")
+    removed_chunks = index.chunks.get(where={"paper_id": papers[-1].paper_id})["ids"]
+    assert removed_chunks == []
+    assert index.count_chunks() < chunks_before
+    assert index.embedder.texts == len(index.chunker.chunk(changed)) + 1  # + dimension probe
+
+
+def test_a_broken_file_leaves_the_index_untouched(fresh_dir, tmp_path):
+    good = tmp_path / "good.jsonl"
+    good.write_text(json.dumps({"title": "New paper", "abstract": "A new idea."}) + "\n")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"title": "x", "abstract": "y"}\n{oops\n')
+    assistant = Assistant(Settings(data_dir=fresh_dir))
+    before = (assistant.index.count_chunks(), assistant.index.generation())
+    with pytest.raises(CorpusError, match="bad.jsonl, line 2"):
+        assistant.ingest([good, bad])
+    assert (assistant.index.count_chunks(), assistant.index.generation()) == before
+
+
+def test_another_embedding_model_is_refused_with_a_rebuild_hint(fresh_dir):
+    class OtherModel(CountingEmbedder):
+        name = "some-other-model"
+
+    index = PaperIndex(Settings(data_dir=fresh_dir), OtherModel())
+    with pytest.raises(IndexMismatchError, match="citeqa ingest --rebuild"):
+        index.snapshot()
+    with pytest.raises(IndexMismatchError, match="some-other-model"):
+        index.ingest(load_corpus([shipped_seeds_dir()]))
+
+
+def test_other_chunk_settings_are_refused(fresh_dir):
+    index = _index(fresh_dir, chunking=ChunkSettings(chunk_tokens=200))
+    with pytest.raises(IndexMismatchError, match="chunk_tokens"):
+        index.snapshot()
+
+
+def test_rebuild_starts_over_with_new_settings(fresh_dir):
+    index = _index(fresh_dir, chunking=ChunkSettings(chunk_tokens=200, overlap_tokens=0))
+    report = index.ingest(load_corpus([shipped_seeds_dir()]), rebuild=True)
+    assert report.added == 76
+    assert index.manifest()["chunk_tokens"] == "200"
+    assert len(index.snapshot().papers) == 76
+
+
+def test_keyword_snapshot_is_persisted_not_rebuilt(seeded_dir):
+    first = PaperIndex(Settings(data_dir=seeded_dir))
+    generation = first.generation()
+    saved = seeded_dir / "keyword" / "local_citeqa" / generation
+    assert (saved / "snapshot.json").is_file()
+    second = PaperIndex(Settings(data_dir=seeded_dir))
+    second._build_snapshot = None  # would raise if called: the snapshot must come from disk
+    assert len(second.snapshot().papers) == 76
+
+
+def test_first_search_on_an_empty_index_ingests_the_seeds(tmp_path):
+    assistant = Assistant(Settings(data_dir=tmp_path / "new"))
+    hits = assistant.search("neural collapse in language models", k=3)
+    assert hits and len(assistant.papers()) == 76
