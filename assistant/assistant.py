@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import cached_property
 from pathlib import Path
 
+from .answer import Answer
+from .answering import Answerer, Message
+from .backends import resolve_name
 from .corpus import Paper, load_corpus, shipped_seeds_dir
 from .errors import QuestionError
 from .index import IngestReport, PaperIndex, ProgressCallback
@@ -30,6 +33,10 @@ class Assistant:
     @cached_property
     def retriever(self) -> HybridRetriever:
         return HybridRetriever(self.index, self.settings.retrieval)
+
+    @cached_property
+    def answerer(self) -> Answerer:
+        return Answerer(self.settings, self.retriever)
 
     def ingest(
         self,
@@ -65,6 +72,61 @@ class Assistant:
         question = self.check_question(question)
         self.ensure_index()
         return self.retriever.search(question, k, Filters(venue, author, area), mode)
+
+    def ask(
+        self,
+        question: str,
+        history: list[Message] | None = None,
+        *,
+        backend: str | None = None,
+        k: int | None = None,
+        venue: str | None = None,
+        author: str | None = None,
+        area: str | None = None,
+        fallback: bool = True,
+    ) -> Answer:
+        """Answer `question` with verified, cited sentences (or a refusal).
+
+        `history` is the chat so far as `{"role": "user"|"assistant", "content": str}`
+        messages; a follow-up is rewritten into a standalone question first. `backend`
+        is `auto` (default), `local`, `openai` or `extractive`. With `fallback`, an
+        unusable or failing backend is replaced by the extractive answer, and
+        `Answer.note` says so."""
+        answer = None
+        for piece in self.stream(
+            question, history, backend=backend, k=k, venue=venue, author=author, area=area,
+            fallback=fallback,
+        ):
+            if isinstance(piece, Answer):
+                answer = piece
+        assert answer is not None
+        return answer
+
+    def stream(
+        self,
+        question: str,
+        history: list[Message] | None = None,
+        *,
+        backend: str | None = None,
+        k: int | None = None,
+        venue: str | None = None,
+        author: str | None = None,
+        area: str | None = None,
+        fallback: bool = True,
+    ) -> Iterator[str | Answer]:
+        """Like `ask`, but yields the generated text in pieces as it arrives, then the
+        final verified `Answer` (whose text may differ: unsupported sentences removed)."""
+        question = self.check_question(question)
+        name = resolve_name(backend, self.settings)
+        self.ensure_index()
+        yield from self.answerer.stream(
+            question, history, name, k, Filters(venue, author, area), fallback
+        )
+
+    def backend_status(self, backend: str | None = None) -> str:
+        """A short state of a backend: model loaded, API reachable or not."""
+        name = resolve_name(backend, self.settings)
+        return f"{name}: {self.answerer.backend(name).status()}"
 
     def papers(self) -> list[Paper]:
         """Every indexed paper."""

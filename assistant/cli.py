@@ -140,5 +140,88 @@ def papers(as_json: AsJson = False) -> None:
     console.print(f"{len(listed)} papers")
 
 
+Backend = Annotated[
+    str | None,
+    typer.Option("--backend", "-b", help="auto (default), local, openai or extractive."),
+]
+
+
+def _print_answer(answer) -> None:
+    style = "bold yellow" if answer.refused else "bold"
+    console.print(answer.answer, style=style, highlight=False, markup=False)
+    if answer.note:
+        console.print(f"note: {answer.note}", style="yellow", highlight=False, markup=False)
+    if answer.citations:
+        console.print("\nReferences", style="bold")
+    for citation in answer.citations:
+        authors = ", ".join(citation.authors[:3]) + (" et al." if len(citation.authors) > 3 else "")
+        console.print(
+            f"[{citation.n}] {citation.display_title}. {authors}. {citation.venue or 'venue unknown'}."
+            f"{' ' + citation.url if citation.url else ''}",
+            highlight=False,
+            markup=False,
+        )
+        console.print(f'    "{citation.snippet}"', style="dim", highlight=False, markup=False)
+    if answer.refused and answer.sources:
+        console.print("\nClosest papers", style="bold")
+        for title in dict.fromkeys(hit.display_title for hit in answer.sources):
+            console.print(f"  - {title}", highlight=False, markup=False)
+
+
+@app.command()
+@friendly_errors
+def ask(
+    question: Annotated[str, typer.Argument(help="Your question about the papers.")],
+    backend: Backend = None,
+    k: K = None,
+    venue: Venue = None,
+    author: Author = None,
+    area: Area = None,
+    as_json: AsJson = False,
+) -> None:
+    """Answer QUESTION with cited sentences, each verified against its source."""
+    assistant = _assistant()
+    with errors.status("answering…"):
+        answer = assistant.ask(
+            question, backend=backend, k=k, venue=venue, author=author, area=area
+        )
+    if as_json:
+        _print_json(answer.to_json())
+    else:
+        _print_answer(answer)
+
+
+@app.command()
+@friendly_errors
+def chat(backend: Backend = None, k: K = None) -> None:
+    """A multi-turn chat in the terminal (empty line or Ctrl-D quits, /clear forgets)."""
+    from .errors import CiteqaError as AskError
+
+    assistant = _assistant()
+    history: list[dict[str, str]] = []
+    console.print("Ask about the papers. /clear forgets the conversation; Ctrl-D quits.")
+    while True:
+        try:
+            question = console.input("[bold cyan]you>[/] ").strip()
+        except EOFError:
+            break
+        if not question:
+            break
+        if question == "/clear":
+            history.clear()
+            continue
+        try:
+            with errors.status("answering…"):
+                answer = assistant.ask(question, history, backend=backend, k=k)
+        except AskError as exc:
+            errors.print(f"error: {exc}", highlight=False, markup=False)
+            continue
+        _print_answer(answer)
+        history += [
+            {"role": "user", "content": question},
+            {"role": "assistant", "content": answer.answer},
+        ]
+
+
 def main() -> None:
     app()

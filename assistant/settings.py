@@ -68,6 +68,14 @@ class RetrievalSettings(BaseModel):
     keyword_weight: float = Field(1.0, ge=0.0)
 
 
+class AnswerSettings(BaseModel):
+    """How answers are composed and verified."""
+
+    min_relevance: float = Field(0.4, ge=0.0, le=1.0)
+    max_sentences: int = Field(4, ge=1, le=12)
+    max_history_turns: int = Field(3, ge=0, le=20)
+
+
 class LLMSettings(BaseModel):
     """The answering backend."""
 
@@ -79,7 +87,7 @@ class LLMSettings(BaseModel):
     timeout: float = Field(60.0, gt=0)
     max_retries: int = Field(3, ge=0, le=10)
     temperature: float = Field(0.0, ge=0.0, le=2.0)
-    max_tokens: int = Field(320, ge=16, le=8192)
+    max_tokens: int = Field(200, ge=16, le=8192)
     context_tokens: int = Field(4096, ge=512)
     threads: int = Field(2, ge=1)
 
@@ -113,6 +121,7 @@ class Settings(BaseSettings):
     chroma: ChromaSettings = ChromaSettings()
     chunking: ChunkSettings = ChunkSettings()
     retrieval: RetrievalSettings = RetrievalSettings()
+    answer: AnswerSettings = AnswerSettings()
     llm: LLMSettings = LLMSettings()
     ui: UISettings = UISettings()
 

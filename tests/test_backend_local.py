@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -88,6 +90,31 @@ def test_stopping_early_leaves_the_model_usable(backend: LocalBackend) -> None:
     assert next(stream)
     stream.close()
     assert "".join(backend.generate(ask("Say hello.", max_tokens=8)))
+
+
+EXIT_MID_GENERATION = """
+from assistant.backends.base import GenerationRequest
+from assistant.backends.local import LocalBackend
+from assistant.settings import LLMSettings
+
+stream = LocalBackend(LLMSettings()).generate(
+    GenerationRequest(question="Write a long essay about the sea.", sources=[], max_tokens=400)
+)
+print(next(stream), flush=True)
+"""
+
+
+def test_exiting_mid_generation_does_not_abort_the_process() -> None:
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, "-c", EXIT_MID_GENERATION],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip()
 
 
 def test_sampling_with_temperature_still_answers(backend: LocalBackend) -> None:

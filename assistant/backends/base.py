@@ -16,17 +16,23 @@ class Source:
     title: str
     venue: str | None
     text: str
+    authors: tuple[str, ...] = ()
+
+    @property
+    def context(self) -> str:
+        """Title, authors and venue: what identifies the paper, outside the passage."""
+        return " ".join((self.title, *self.authors, self.venue or ""))
 
 
 @dataclass(frozen=True)
 class GenerationRequest:
-    """What a backend is asked: chat messages for LLMs, and the raw question and sources
-    for backends that work on the passages directly."""
+    """What a backend is asked: chat messages for LLMs, and the (standalone) question and
+    sources for backends that work on the passages directly."""
 
     question: str
     sources: list[Source]
     messages: list[dict[str, str]] = field(default_factory=list)
-    max_tokens: int = 320
+    max_tokens: int = 200
     temperature: float = 0.0
 
 

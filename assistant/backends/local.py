@@ -39,6 +39,7 @@ class GenerationStats:
 
     @property
     def tokens_per_second(self) -> float:
+        """Decoding speed; 0.0 when no time was measured."""
         return self.tokens / self.seconds if self.seconds > 0 else 0.0
 
 
@@ -174,14 +175,16 @@ def _chunk_text(chunk: dict[str, Any]) -> str:
 
 
 class LocalBackend:
-    """Answers with a local GGUF chat model using the model's own chat template."""
+    """Answers with a local GGUF chat model using the model's own chat template.
+
+    `last_stats` holds the tokens and decoding seconds of the most recent finished
+    generation on this backend (None before the first one)."""
 
     name = "local"
 
     def __init__(self, settings: LLMSettings) -> None:
         self._settings = settings
         self.last_stats: GenerationStats | None = None
-        """Tokens and seconds of the most recent finished generation on this backend."""
 
     def model_path(self) -> Path:
         """The GGUF file used: `llm.model_path`, else the SmolLM2 default."""
