@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from .corpus import short_authors
 from .retrieval import Hit
 
 REFUSAL = "The indexed papers do not answer this."

@@ -140,7 +140,9 @@ class Answerer:
 
     def _abstracts(self, hits: list[Hit]) -> dict[str, str]:
         papers = self.retriever.index.snapshot().papers
-        return {hit.paper_id: papers[hit.paper_id].abstract for hit in hits if hit.paper_id in papers}
+        return {
+            hit.paper_id: papers[hit.paper_id].abstract for hit in hits if hit.paper_id in papers
+        }
 
     # ---- follow-ups -------------------------------------------------------------------
 
@@ -174,7 +176,12 @@ class Answerer:
     # ---- composing ----------------------------------------------------------------------
 
     def _compose(
-        self, question: str, standalone: str, hits: list[Hit], draft: _Draft | None, note: str | None
+        self,
+        question: str,
+        standalone: str,
+        hits: list[Hit],
+        draft: _Draft | None,
+        note: str | None,
     ) -> Answer:
         backend = draft.backend if draft else "none"
         common = {
@@ -208,10 +215,10 @@ class Answerer:
                 if numbers[key] not in cited:
                     cited.append(numbers[key])
             sentences.append(AnswerSentence(text=grounded.text, citations=cited))
-        text = " ".join(
-            s.text + "".join(f"[{n}]" for n in s.citations) for s in sentences
+        text = " ".join(s.text + "".join(f"[{n}]" for n in s.citations) for s in sentences)
+        return Answer(
+            answer=text, refused=False, sentences=sentences, citations=citations, **common
         )
-        return Answer(answer=text, refused=False, sentences=sentences, citations=citations, **common)
 
 
 def _context(hit: Hit) -> str:

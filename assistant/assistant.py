@@ -94,7 +94,13 @@ class Assistant:
         `Answer.note` says so."""
         answer = None
         for piece in self.stream(
-            question, history, backend=backend, k=k, venue=venue, author=author, area=area,
+            question,
+            history,
+            backend=backend,
+            k=k,
+            venue=venue,
+            author=author,
+            area=area,
             fallback=fallback,
         ):
             if isinstance(piece, Answer):

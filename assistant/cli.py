@@ -7,13 +7,17 @@ import sys
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from .corpus import short_authors
 from .errors import CiteqaError
+
+if TYPE_CHECKING:
+    from .evaluation import EvalReport, Thresholds
 
 app = typer.Typer(
     help="Ask questions about research-paper abstracts; every sentence cited and verified.",
@@ -60,6 +64,20 @@ def _print_json(data: object) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
+def _progress():
+    """A transient progress bar on stderr."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    return Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=errors,
+        transient=True,
+    )
+
+
 @app.command()
 @friendly_errors
 def ingest(
@@ -71,17 +89,8 @@ def ingest(
     rebuild: Annotated[bool, typer.Option(help="Drop the index and build it anew.")] = False,
 ) -> None:
     """Parse abstracts and add them to the index (only new or changed papers are embedded)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
     assistant = _assistant()
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=errors,
-        transient=True,
-    ) as progress:
+    with _progress() as progress:
         task = progress.add_task("embedding papers", total=None)
 
         def on_progress(done: int, total: int) -> None:
@@ -134,8 +143,9 @@ def papers(as_json: AsJson = False) -> None:
         return
     table = Table("id", "title", "authors", "venue", show_lines=False)
     for paper in listed:
-        authors = ", ".join(paper.authors[:3]) + (" et al." if len(paper.authors) > 3 else "")
-        table.add_row(paper.paper_id, paper.display_title, authors, paper.venue or "")
+        table.add_row(
+            paper.paper_id, paper.display_title, short_authors(paper.authors), paper.venue or ""
+        )
     console.print(table)
     console.print(f"{len(listed)} papers")
 
@@ -154,10 +164,10 @@ def _print_answer(answer) -> None:
     if answer.citations:
         console.print("\nReferences", style="bold")
     for citation in answer.citations:
-        authors = ", ".join(citation.authors[:3]) + (" et al." if len(citation.authors) > 3 else "")
+        venue = citation.venue or "venue unknown"
+        link = f" {citation.url}" if citation.url else ""
         console.print(
-            f"[{citation.n}] {citation.display_title}. {authors}. {citation.venue or 'venue unknown'}."
-            f"{' ' + citation.url if citation.url else ''}",
+            f"[{citation.n}] {citation.display_title}. {short_authors(citation.authors)}. {venue}.{link}",
             highlight=False,
             markup=False,
         )
@@ -221,6 +231,106 @@ def chat(backend: Backend = None, k: K = None) -> None:
             {"role": "user", "content": question},
             {"role": "assistant", "content": answer.answer},
         ]
+
+
+@app.command("eval")
+@friendly_errors
+def eval_command(
+    backends: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--backend",
+            "-b",
+            help="A backend to score; repeat for several (default: extractive, local).",
+        ),
+    ] = None,
+    judge: Annotated[
+        str,
+        typer.Option(help="Who decides support: local (offline) or llm (the [judge] settings)."),
+    ] = "local",
+    question_set: Annotated[
+        Path,
+        typer.Option(
+            "--set", help="Questions (JSONL); a judge_pairs.jsonl beside it rates the judge."
+        ),
+    ] = Path("eval/questions.jsonl"),
+    name: Annotated[str, typer.Option(help="Write REPORTS/NAME.json, .md and .png.")] = "latest",
+    baseline: Annotated[
+        bool, typer.Option(help="Also score llama-index's CitationQueryEngine on the same LLM.")
+    ] = True,
+    gate: Annotated[
+        bool, typer.Option("--gate", help="Exit 1 when a gated backend misses a threshold.")
+    ] = False,
+    thresholds: Annotated[Path, typer.Option(help="Minimum scores (TOML).")] = Path(
+        "eval/thresholds.toml"
+    ),
+    reports: Annotated[Path, typer.Option(help="Folder for the reports.")] = Path("eval/reports"),
+) -> None:
+    """Score backends on a question set: retrieval, faithfulness, citations, correctness."""
+    from .backends import resolve_name
+    from .evaluation import (
+        eval_assistant,
+        evaluate,
+        gate_failures,
+        load_judge_pairs,
+        load_questions,
+        load_thresholds,
+        make_judge,
+        write_reports,
+    )
+    from .settings import load_settings
+
+    settings = load_settings()
+    names = dict.fromkeys(resolve_name(b, settings) for b in backends or ["extractive", "local"])
+    questions = load_questions(question_set)
+    limits = load_thresholds(thresholds) if gate or thresholds.is_file() else None
+    pairs_file = question_set.with_name("judge_pairs.jsonl")
+    pairs = load_judge_pairs(pairs_file) if pairs_file.is_file() else []
+    with eval_assistant(settings) as assistant:
+        with errors.status("indexing the shipped seeds…"):
+            assistant.ensure_index()
+        with _progress() as progress:
+            tasks: dict[str, int] = {}
+
+            def on_progress(system: str, done: int, total: int) -> None:
+                if system not in tasks:
+                    tasks[system] = progress.add_task(system, total=total)
+                progress.update(tasks[system], completed=done)
+
+            report = evaluate(
+                assistant,
+                questions,
+                list(names),
+                judge=make_judge(judge, settings, assistant.index.embedder),
+                baseline=baseline,
+                judge_pairs=pairs,
+                on_progress=on_progress,
+                questions_file=str(question_set),
+            )
+    _print_report(report, limits)
+    for path in write_reports(report, reports, name, limits):
+        console.print(f"wrote {path}", highlight=False)
+    failures = gate_failures(report, limits) if gate and limits else []
+    for failure in failures:
+        errors.print(f"[bold red]below threshold:[/] {failure}", highlight=False)
+    if failures:
+        raise typer.Exit(1)
+
+
+def _print_report(report: EvalReport, thresholds: Thresholds | None) -> None:
+    from .evaluation import overall_table, type_table
+
+    console.print(_rich_table("all questions", overall_table(report, thresholds)))
+    for system in report.systems:
+        console.print(_rich_table(f"{system.name} by question type", type_table(system)))
+
+
+def _rich_table(title: str, table: tuple[list[str], list[list[str]]]) -> Table:
+    header, rows = table
+    shown = Table(*header, title=title, title_justify="left")
+    for row in rows:
+        shown.add_row(*row)
+    return shown
 
 
 def main() -> None:

@@ -27,6 +27,11 @@ def normalize_whitespace(text: str) -> str:
     return _WHITESPACE.sub(" ", text).strip()
 
 
+def short_authors(authors: list[str], most: int = 3) -> str:
+    """'A, B, C et al.' for long author lists."""
+    return ", ".join(authors[:most]) + (" et al." if len(authors) > most else "")
+
+
 def make_paper_id(title: str | None, abstract: str) -> str:
     """A stable id: the same paper gets the same id on every machine and run."""
     key = (
@@ -53,7 +58,7 @@ class Paper(BaseModel):
         if self.title:
             return self.title
         lead = " ".join(self.abstract.split()[:8])
-        who = ", ".join(self.authors[:3]) + (" et al." if len(self.authors) > 3 else "")
+        who = short_authors(self.authors)
         return f"{who}: {lead}…" if who else f"{lead}…"
 
     @property

@@ -20,6 +20,7 @@ _REFUSAL = re.compile(
     r"|no (relevant )?information|not (mentioned|addressed|covered|stated)",
     re.IGNORECASE,
 )
+_LEADING_MARKERS = re.compile(r"^\s*(?:\[[^\]]*\]\s*)+")
 _LABEL = re.compile(r"^\s*(answer|sources?|references?)\s*:\s*", re.IGNORECASE)
 _MAX_CITED_NUMBER = 1000
 
@@ -55,8 +56,13 @@ class Grounding:
 
 @dataclass(frozen=True)
 class Claim:
+    """A sentence of a generated answer and the 0-based sources it cites."""
+
     text: str
     cited: tuple[int, ...]
+
+    def citing(self, more) -> Claim:
+        return Claim(self.text, tuple(dict.fromkeys((*self.cited, *more))))
 
 
 def parse_citations(text: str, n_sources: int) -> tuple[str, list[int], int]:
@@ -98,21 +104,24 @@ def split_claims(answer: str, n_sources: int) -> tuple[list[Claim], int, bool]:
     invalid = 0
     refused = False
     for start, end in sentence_spans(answer):
-        text, numbers, bad = parse_citations(answer[start:end], n_sources)
+        sentence = answer[start:end]
+        leading = _LEADING_MARKERS.match(sentence)
+        if leading and claims:
+            _, numbers, bad = parse_citations(leading.group(0), n_sources)
+            invalid += bad
+            claims[-1] = claims[-1].citing(n - 1 for n in numbers)
+            sentence = sentence[leading.end() :]
+        text, numbers, bad = parse_citations(sentence, n_sources)
         invalid += bad
         text = _LABEL.sub("", text).strip()
-        cited = tuple(n - 1 for n in numbers)
         if not any(char.isalpha() for char in text):
-            if claims and cited:
-                last = claims[-1]
-                claims[-1] = Claim(last.text, tuple(dict.fromkeys(last.cited + cited)))
             continue
         if _REFUSAL.search(text):
             refused = True
             continue
         if claims and claims[-1].text == text:
             continue
-        claims.append(Claim(text, cited))
+        claims.append(Claim(text, tuple(n - 1 for n in numbers)))
     return claims, invalid, refused
 
 

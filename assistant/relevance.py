@@ -10,19 +10,18 @@ from functools import cache
 import numpy as np
 
 from .embeddings import Embedder
+from .text import sentence_spans
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9+\-]*")
-_CONTRIBUTION = re.compile(
-    r"\b(we|this (paper|work)|our (work|method|approach))\b[^.]*?\b(propose|introduce|present|"
-    r"develop|design|show|prove|find)|\b(is|are) (a|an) (new|novel|simple|general)\b",
-    re.IGNORECASE,
-)
-_CONTRIBUTION_BONUS = 0.08
+_ACRONYM_PLURAL = re.compile(r"^([A-Z][A-Z0-9\-]*[A-Z0-9])s$")
 _QUESTION_WORDS = frozenset(
     "what which who whom whose when where why how does do did is are was were can could "
     "would should will much many paper papers study studies work works propose proposes "
     "proposed method methods approach use uses used tell me about describe explain give "
-    "show shows find finds any some here indexed compared compare between there".split()
+    "show shows find finds any some here indexed compared compare between there "
+    "has have had having get gets got make makes made from its itself them they their "
+    "one ones up so per also just really only very more most than other e g i ie eg s "
+    "report reports reported say says said according whether you your we our us".split()
 )
 
 
@@ -41,34 +40,59 @@ def _stopwords() -> frozenset[str]:
 
 
 def _is_name(word: str) -> bool:
-    """Method, model and dataset names: capitals after the first letter, or digits."""
+    """Method, model and dataset names: capitals after the first letter, or letters and
+    digits together (GaLore, XRM, LLaMA-7B, Set5; not 2024)."""
+    if word.isdigit():
+        return False
     return any(c.isupper() for c in word[1:]) or any(c.isdigit() for c in word)
 
 
+def _normal(word: str) -> str:
+    """Lowercase, with an acronym's plural folded into it (LLMs -> llm)."""
+    plural = _ACRONYM_PLURAL.match(word)
+    return (plural.group(1) if plural else word).lower()
+
+
+def _stems(tokens: list[str]) -> list[str]:
+    return _stemmer().stemWords([_normal(token) for token in tokens])
+
+
 def words(text: str) -> set[str]:
-    """Stemmed, lowercased content words of `text`."""
-    found = (w for w in _WORD.findall(text) if w.lower() not in _stopwords())
-    return set(_stemmer().stemWords([w.lower() for w in found]))
+    """Stemmed, lowercased content words of `text`; a hyphenated word also counts as its
+    parts, so the name ERM is found in NI-ERM."""
+    tokens = [w for w in _WORD.findall(text) if w.lower() not in _stopwords()]
+    parts = [part for w in tokens if "-" in w for part in w.split("-") if part]
+    return set(_stems(tokens + parts))
+
+
+def _asked_part(question: str) -> str:
+    """The last sentence of the question: a follow-up rewritten as 'previous question +
+    follow-up' asks its last sentence, about what the earlier ones name."""
+    spans = sentence_spans(question)
+    return question[spans[-1][0] : spans[-1][1]] if len(spans) > 1 else question
+
+
+def _focus_tokens(text: str) -> list[str]:
+    return [
+        w
+        for w in _WORD.findall(text)
+        if w.lower() not in _stopwords() and w.lower() not in _QUESTION_WORDS
+    ]
 
 
 @dataclass(frozen=True)
 class Focus:
-    """The stemmed words a question asks about, split into names and other words."""
+    """What a question is about: the names it mentions (methods, models, datasets) and
+    the other words of the part that asks."""
 
     names: frozenset[str]
     terms: frozenset[str]
 
     @classmethod
     def of(cls, question: str) -> Focus:
-        tokens = [
-            w
-            for w in _WORD.findall(question)
-            if w.lower() not in _stopwords() and w.lower() not in _QUESTION_WORDS
-        ]
-        stem = _stemmer().stemWord
-        names = frozenset(stem(w.lower()) for w in tokens if _is_name(w))
-        terms = frozenset(stem(w.lower()) for w in tokens if not _is_name(w)) - names
-        return cls(names, terms)
+        names = frozenset(_stems([w for w in _focus_tokens(question) if _is_name(w)]))
+        asked = [w for w in _focus_tokens(_asked_part(question)) if not _is_name(w)]
+        return cls(names, frozenset(_stems(asked)) - names)
 
     def name_match(self, sentence_words: set[str]) -> float:
         """Share of the named methods, models or datasets found (1 when none is named)."""
@@ -84,11 +108,18 @@ class Focus:
         return len(wanted & sentence_words) / len(wanted)
 
 
+def _without_names(text: str) -> str:
+    return _WORD.sub(lambda m: "" if _is_name(m.group()) else m.group(), text)
+
+
 class RelevanceScorer:
     """Scores sentences against a question in [0, 1]: a weighted mean of embedding
-    similarity and focus-word coverage (plus a little for sentences that state the
-    paper's contribution), scaled by the share of named things it mentions
-    (a question about GaLore is not answered by a sentence about another method)."""
+    similarity and focus-word coverage, scaled by the share of named things it mentions
+    (a question about GaLore is not answered by a sentence about another method).
+
+    When the question names something and also asks about something, the similarity is
+    taken with the names left out of the question: the name alone makes every sentence
+    of the named paper look similar, whether or not it says what is asked."""
 
     def __init__(self, embedder: Embedder, similarity_weight: float = 0.5) -> None:
         self.embedder = embedder
@@ -101,14 +132,14 @@ class RelevanceScorer:
         paper) count for the focus words, not for the similarity."""
         if not sentences:
             return np.zeros(0, dtype=np.float32)
-        vectors = self.embedder.embed([question, *sentences])
-        similarity = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
         focus = Focus.of(question)
+        asked = _asked_part(question)
+        probe = _without_names(asked) if focus.names and focus.terms else asked
+        vectors = self.embedder.embed([probe, *sentences])
+        similarity = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
         contexts = contexts or [""] * len(sentences)
         found = [words(s) | words(c) for s, c in zip(sentences, contexts, strict=True)]
         coverage = np.array([focus.coverage(w) for w in found], dtype=np.float32)
         names = np.array([focus.name_match(w) for w in found], dtype=np.float32)
-        bonus = np.array([_CONTRIBUTION_BONUS * bool(_CONTRIBUTION.search(s)) for s in sentences])
         weight = self.similarity_weight
-        blended = weight * similarity + (1 - weight) * coverage + bonus
-        return np.clip(blended, 0.0, 1.0) * names
+        return np.clip(weight * similarity + (1 - weight) * coverage, 0.0, 1.0) * names

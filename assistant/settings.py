@@ -96,6 +96,14 @@ class LLMSettings(BaseModel):
         return bool(self.base_url or self.api_key)
 
 
+class JudgeSettings(BaseModel):
+    """The OpenAI-compatible model `citeqa eval --judge llm` asks; unset fields use `llm`'s."""
+
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    model: str | None = None
+
+
 class UISettings(BaseModel):
     """The Gradio app."""
 
@@ -124,6 +132,7 @@ class Settings(BaseSettings):
     answer: AnswerSettings = AnswerSettings()
     llm: LLMSettings = LLMSettings()
     ui: UISettings = UISettings()
+    judge: JudgeSettings = JudgeSettings()
 
     @model_validator(mode="after")
     def _check_paths(self) -> Settings:

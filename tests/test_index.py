@@ -84,7 +84,7 @@ def test_a_broken_file_leaves_the_index_untouched(fresh_dir, tmp_path):
     bad.write_text('{"title": "x", "abstract": "y"}\n{oops\n')
     assistant = Assistant(Settings(data_dir=fresh_dir))
     before = (assistant.index.count_chunks(), assistant.index.generation())
-    with pytest.raises(CorpusError, match="bad.jsonl, line 2"):
+    with pytest.raises(CorpusError, match=r"bad\.jsonl, line 2"):
         assistant.ingest([good, bad])
     assert (assistant.index.count_chunks(), assistant.index.generation()) == before
 

@@ -40,4 +40,11 @@ def make_backend(name: str, settings: Settings, relevance: RelevanceScorer) -> B
     return OpenAIBackend(settings.llm)
 
 
-__all__ = ["BACKEND_NAMES", "Backend", "GenerationRequest", "Source", "make_backend", "resolve_name"]
+__all__ = [
+    "BACKEND_NAMES",
+    "Backend",
+    "GenerationRequest",
+    "Source",
+    "make_backend",
+    "resolve_name",
+]

@@ -1,0 +1,105 @@
+"""The offline support scorer: accuracy on the labelled judge pairs and targeted cases."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from assistant.support import Support, SupportScorer
+
+JUDGE_PAIRS = Path(__file__).resolve().parent.parent / "eval" / "judge_pairs.jsonl"
+
+PASSAGE = (
+    "We introduce FlowNet-S, a lightweight optical flow estimator. On the Sintel benchmark, "
+    "FlowNet-S reduces the end-point error by 12.5% compared with the previous best method "
+    "while running three times faster."
+)
+VERBATIM = (
+    "On the Sintel benchmark, FlowNet-S reduces the end-point error by 12.5% compared with the "
+    "previous best method while running three times faster."
+)
+PARAPHRASE = (
+    "Compared with the previous best method, FlowNet-S cuts the end-point error on Sintel by "
+    "12.5% and runs three times faster."
+)
+
+
+@pytest.fixture(scope="module")
+def scorer() -> SupportScorer:
+    return SupportScorer()
+
+
+def balanced_accuracy(rows: list[dict], verdicts: list[Support]) -> float:
+    hits = defaultdict(list)
+    for row, verdict in zip(rows, verdicts, strict=True):
+        hits[row["supported"]].append(verdict.supported == row["supported"])
+    return (sum(hits[True]) / len(hits[True]) + sum(hits[False]) / len(hits[False])) / 2
+
+
+def test_balanced_accuracy_on_judge_pairs(scorer):
+    rows = [json.loads(line) for line in JUDGE_PAIRS.read_text().splitlines() if line.strip()]
+    verdicts = scorer.check_many([(row["claim"], row["passage"]) for row in rows])
+    even = [i for i, row in enumerate(rows) if int(row["id"].lstrip("j")) % 2 == 0]
+    odd = [i for i, row in enumerate(rows) if int(row["id"].lstrip("j")) % 2 == 1]
+
+    def accuracy_of(indices: list[int]) -> float:
+        return balanced_accuracy([rows[i] for i in indices], [verdicts[i] for i in indices])
+
+    overall, tuned, held_out = accuracy_of(range(len(rows))), accuracy_of(even), accuracy_of(odd)
+    print(f"\nbalanced accuracy: all {overall:.3f}, even (tuned) {tuned:.3f}, odd {held_out:.3f}")
+    by_kind = defaultdict(list)
+    for row, verdict in zip(rows, verdicts, strict=True):
+        by_kind[row["kind"]].append(verdict.supported == row["supported"])
+    for kind, hits in sorted(by_kind.items()):
+        print(f"  {kind:<11} {sum(hits) / len(hits):.3f} ({len(hits)} pairs)")
+    assert overall >= 0.90
+    assert held_out >= 0.85
+
+
+def test_changed_number_is_unsupported(scorer):
+    verdict = scorer.check("FlowNet-S reduces the end-point error on Sintel by 21.5%.", PASSAGE)
+    assert not verdict.supported
+    assert "21.5" in verdict.reason
+
+
+def test_negated_sentence_is_unsupported(scorer):
+    claim = "FlowNet-S does not reduce the end-point error on the Sintel benchmark."
+    assert not scorer.check(claim, PASSAGE).supported
+
+
+def test_opposite_word_is_unsupported(scorer):
+    claim = "FlowNet-S runs three times slower than the previous best method."
+    assert not scorer.check(claim, PASSAGE).supported
+
+
+def test_swapped_dataset_name_is_unsupported(scorer):
+    claim = VERBATIM.replace("Sintel", "KITTI")
+    verdict = scorer.check(claim, PASSAGE)
+    assert not verdict.supported
+    assert "KITTI" in verdict.reason
+
+
+def test_verbatim_sentence_and_close_paraphrase_are_supported(scorer):
+    for claim in (VERBATIM, PARAPHRASE, "FlowNet-S is a lightweight estimator of optical flow."):
+        verdict = scorer.check(claim, PASSAGE)
+        assert verdict.supported, (claim, verdict)
+        assert 0.5 <= verdict.score <= 1.0
+
+
+@pytest.mark.parametrize(("claim", "passage"), [("", PASSAGE), (VERBATIM, ""), (" ", " \n")])
+def test_empty_claim_or_passage_is_unsupported(scorer, claim, passage):
+    verdict = scorer.check(claim, passage)
+    assert verdict == Support(False, 0.0, verdict.reason)
+    assert "empty" in verdict.reason
+
+
+def test_check_many_equals_check_one_by_one(scorer):
+    rows = [json.loads(line) for line in JUDGE_PAIRS.read_text().splitlines()[:20]]
+    pairs = [(row["claim"], row["passage"]) for row in rows]
+    pairs += [(VERBATIM, PASSAGE), (PARAPHRASE, PASSAGE), ("", PASSAGE), (PARAPHRASE, "")]
+    pairs += [(PARAPHRASE, VERBATIM), (rows[0]["claim"], PASSAGE)]
+    assert scorer.check_many(pairs) == [scorer.check(claim, passage) for claim, passage in pairs]
+    assert scorer.check_many([]) == []

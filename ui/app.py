@@ -1,0 +1,394 @@
+"""The citeqa web UI: a Gradio chat whose citation chips open the supporting evidence.
+
+Every piece of corpus text and model output placed in HTML here goes through `_esc`;
+the chat is also sanitised by Gradio, but the sources panel is not.
+"""
+
+from __future__ import annotations
+
+import html
+import ipaddress
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+import gradio as gr
+
+from assistant import Assistant, CiteqaError, Paper, Settings, SettingsError, load_settings
+from assistant.answer import Answer, Citation
+from assistant.backends import BACKEND_NAMES
+from assistant.retrieval import Hit
+from assistant.settings import UISettings
+
+log = logging.getLogger(__name__)
+
+CSS_PATH = Path(__file__).with_name("style.css")
+# Chats answered at once; the local model serialises its own generation.
+CONCURRENCY = 8
+MAX_K = 50  # the upper bound of `retrieval.k`
+THEME = gr.themes.Soft(
+    primary_hue="indigo",
+    font=["system-ui", "Segoe UI", "Roboto", "Helvetica Neue", "Arial", "sans-serif"],
+    font_mono=["ui-monospace", "SFMono-Regular", "Menlo", "Consolas", "monospace"],
+)
+PAPER_COLUMNS = ["Title", "Authors", "Venue", "Area"]
+
+
+def _esc(text: str | None) -> str:
+    return html.escape(text or "")
+
+
+def _link(title: str, url: str | None) -> str:
+    """The escaped title, linked when `url` is http(s) (never `javascript:` and the like)."""
+    if not url or not url.lower().startswith(("https://", "http://")):
+        return _esc(title)
+    return f'<a href="{_esc(url)}" target="_blank" rel="noopener noreferrer">{_esc(title)}</a>'
+
+
+def _highlight(text: str, start: int, end: int) -> str:
+    return f"{_esc(text[:start])}<mark>{_esc(text[start:end])}</mark>{_esc(text[end:])}"
+
+
+def render_evidence(citation: Citation, paper: Paper | None) -> str:
+    """The popover of chip `[n]`: title, authors, venue and the abstract, its cited span marked."""
+    if paper is None:  # removed from the index since the answer was made
+        abstract = _highlight(citation.snippet, 0, len(citation.snippet))
+    else:
+        abstract = _highlight(paper.abstract, citation.start, citation.end)
+    meta = " · ".join(part for part in (", ".join(citation.authors), citation.venue) if part)
+    return (
+        '<span class="cq-pop" role="tooltip">'
+        f'<span class="cq-pop-title">[{citation.n}] {_link(citation.display_title, citation.url)}'
+        f'</span><span class="cq-pop-meta">{_esc(meta)}</span>'
+        f'<span class="cq-abstract">{abstract}</span></span>'
+    )
+
+
+def render_chip(citation: Citation, paper: Paper | None) -> str:
+    """A focusable chip `n`; hovering or clicking it shows its evidence."""
+    return (
+        f'<span class="cq-cite" tabindex="0" aria-label="source {citation.n}">'
+        f'<sup class="cq-chip">{citation.n}</sup>{render_evidence(citation, paper)}</span>'
+    )
+
+
+def _note(answer: Answer) -> str:
+    return f'<span class="cq-note">ⓘ {_esc(answer.note)}</span>' if answer.note else ""
+
+
+def _distinct_papers(hits: list[Hit]) -> list[Hit]:
+    return list({hit.paper_id: hit for hit in hits}.values())
+
+
+def render_refusal(answer: Answer) -> str:
+    """A refusal, styled apart, with the closest papers retrieved."""
+    items = "".join(
+        f"<li>{_link(hit.display_title, hit.url)} <span class='cq-venue'>{_esc(hit.venue)}</span>"
+        "</li>"
+        for hit in _distinct_papers(answer.sources)
+    )
+    closest = f'<span class="cq-label">Closest papers</span><ul>{items}</ul>' if items else ""
+    return (
+        f'<div class="cq-refusal"><strong>{_esc(answer.answer)}</strong>'
+        f"{closest}{_note(answer)}</div>"
+    )
+
+
+def render_answer(answer: Answer, papers: dict[str, Paper]) -> str:
+    """The chat message of a verified answer: each sentence followed by its citation chips."""
+    if answer.refused:
+        return render_refusal(answer)
+    by_number = {citation.n: citation for citation in answer.citations}
+    sentences = " ".join(
+        _esc(sentence.text)
+        + "".join(
+            render_chip(by_number[n], papers.get(by_number[n].paper_id))
+            for n in sentence.citations
+            if n in by_number
+        )
+        for sentence in answer.sentences
+    )
+    return f'<div class="cq-answer">{sentences}{_note(answer)}</div>'
+
+
+def render_streaming(raw: str) -> str:
+    """The text generated so far, shown until it is verified."""
+    text = _esc(raw) if raw else "Searching the papers…"
+    return f'<div class="cq-streaming">{text}<span class="cq-cursor">▍</span></div>'
+
+
+def render_error(message: str) -> str:
+    """A `CiteqaError` message as a short note in the chat."""
+    return f'<div class="cq-error">⚠ {_esc(message[:1].upper() + message[1:])}</div>'
+
+
+def render_sources(answer: Answer | None, show_passages: bool) -> str:
+    """The side panel: every retrieved passage's paper and score, its chips if cited."""
+    if answer is None or not answer.sources:
+        return '<div class="cq-sources cq-empty">The sources of an answer appear here.</div>'
+    cited: dict[str, list[int]] = {}
+    for citation in answer.citations:
+        cited.setdefault(citation.paper_id, []).append(citation.n)
+    rows = "".join(
+        _source_row(hit, cited.get(hit.paper_id, []), show_passages) for hit in answer.sources
+    )
+    return f'<div class="cq-sources"><ol>{rows}</ol></div>'
+
+
+def _source_row(hit: Hit, numbers: list[int], show_passage: bool) -> str:
+    chips = "".join(f'<sup class="cq-chip">{n}</sup>' for n in numbers)
+    passage = f'<span class="cq-passage">{_esc(hit.text)}</span>' if show_passage else ""
+    return (
+        f"<li>{_link(hit.display_title, hit.url)}{chips}"
+        f'<span class="cq-pop-meta">{_esc(hit.venue or "venue unknown")} · '
+        f"score {hit.score:.4f}</span>{passage}</li>"
+    )
+
+
+def _filter(value: str | None) -> str | None:
+    return (value or "").strip() or None
+
+
+def _message(role: str, content: str) -> dict[str, str]:
+    return {"role": role, "content": content}
+
+
+class Handlers:
+    """The functions behind the UI's events. They share one `Assistant`, read-only;
+    everything a session owns arrives as arguments (Gradio state) and leaves as results."""
+
+    def __init__(self, assistant: Assistant) -> None:
+        self.assistant = assistant
+
+    def respond(
+        self,
+        question: str,
+        chat: list[dict],
+        history: list[dict[str, str]],
+        backend: str,
+        k: float,
+        venue: str,
+        author: str,
+        area: str,
+        show_passages: bool,
+    ) -> Iterator[tuple]:
+        """Stream the generated text into the chat, then replace it with the verified answer.
+
+        Yields (question box, chat, history, answer, sources panel, markdown)."""
+        unchanged = (gr.skip(),) * 4
+        if question.strip():
+            chat = [*chat, _message("user", _esc(question))]
+        chat = [*chat, _message("assistant", render_streaming(""))]
+        yield "", chat, *unchanged
+        raw, answer = "", None
+        try:
+            for piece in self.assistant.stream(
+                question, history, backend=backend, k=int(k), venue=_filter(venue),
+                author=_filter(author), area=_filter(area),
+            ):  # fmt: skip
+                if isinstance(piece, Answer):
+                    answer = piece
+                else:
+                    raw += piece
+                    chat[-1] = _message("assistant", render_streaming(raw))
+                    yield "", chat, *unchanged
+        except CiteqaError as exc:
+            chat[-1] = _message("assistant", render_error(str(exc)))
+            yield "", chat, *unchanged
+            return
+        except Exception:
+            log.exception("answering %r failed", question)
+            chat[-1] = _message("assistant", render_error("something went wrong; see the log"))
+            yield "", chat, *unchanged
+            return
+        assert answer is not None
+        papers = {paper.paper_id: paper for paper in self.assistant.papers()}
+        chat[-1] = _message("assistant", render_answer(answer, papers))
+        turn = [_message("user", question), _message("assistant", answer.answer)]
+        sources = render_sources(answer, show_passages)
+        yield "", chat, [*history, *turn], answer, sources, answer.to_markdown()
+
+    def status(self, backend: str) -> str:
+        """The state of `backend` (model loaded, API reachable), or why it cannot be used."""
+        try:
+            return self.assistant.backend_status(backend)
+        except CiteqaError as exc:
+            return str(exc)
+
+    def papers_table(self) -> list[list[str]]:
+        """Title, authors, venue and area of every indexed paper, by title."""
+        papers = sorted(self.assistant.papers(), key=lambda paper: paper.display_title.casefold())
+        return [
+            [paper.display_title, ", ".join(paper.authors), paper.venue or "", paper.area or ""]
+            for paper in papers
+        ]
+
+    def ask(
+        self,
+        question: str,
+        backend: str = "auto",
+        k: int | None = None,
+        venue: str = "",
+        author: str = "",
+        area: str = "",
+    ) -> dict:
+        """Answer `question` (one turn, no history); returns the JSON of `citeqa ask --json`."""
+        try:
+            answer = self.assistant.ask(
+                question, backend=backend or None, k=k or None, venue=_filter(venue),
+                author=_filter(author), area=_filter(area),
+            )  # fmt: skip
+        except CiteqaError as exc:
+            raise gr.Error(str(exc)) from None
+        return answer.to_json()
+
+
+def _cleared() -> tuple:
+    return [], [], None, render_sources(None, False), ""
+
+
+def build_app(settings: Settings | None = None) -> gr.Blocks:
+    """The UI over the index of `settings` (loaded now; the seeds are ingested if it is empty).
+
+    Pass `THEME` and `CSS_PATH` to `launch()` as `start` does; Gradio 6 takes them there."""
+    settings = settings or load_settings()
+    assistant = Assistant(settings)
+    assistant.ensure_index()
+    handlers = Handlers(assistant)
+    private = {"api_visibility": "private"}
+    with gr.Blocks(title="citeqa", analytics_enabled=False) as demo:
+        history = gr.State([])
+        last_answer = gr.State(None)
+        gr.Markdown(
+            "## citeqa\nAnswers from the indexed abstracts. Every sentence is cited: "
+            "hover or click a number to read the evidence."
+        )
+        with gr.Tab("Chat"):
+            with gr.Row():
+                with gr.Column(scale=3):
+                    chat = gr.Chatbot(
+                        label="Chat",
+                        height=560,
+                        render_markdown=False,
+                        buttons=[],
+                        feedback_options=None,
+                        group_consecutive_messages=False,
+                        elem_id="cq-chat",
+                        placeholder="Ask about the papers, e.g. *which papers study neural "
+                        "collapse?*",
+                    )
+                    question = gr.Textbox(
+                        show_label=False,
+                        placeholder="Ask a question and press Enter",
+                        submit_btn="Ask",
+                        autofocus=True,
+                        elem_id="cq-question",
+                    )
+                    clear = gr.Button("Clear chat", size="sm", variant="secondary")
+                    with gr.Accordion("Copy the answer as Markdown", open=False):
+                        markdown = gr.Textbox(
+                            show_label=False, lines=8, interactive=False, buttons=["copy"]
+                        )
+                with gr.Column(scale=2):
+                    with gr.Accordion("Settings", open=True):
+                        backend = gr.Dropdown(
+                            list(BACKEND_NAMES), value=settings.llm.backend, label="Backend"
+                        )
+                        status = gr.Textbox(label="Backend state", interactive=False)
+                        k = gr.Slider(
+                            1, MAX_K, value=settings.retrieval.k, step=1, label="Passages (top-k)"
+                        )
+                        with gr.Accordion("Filters", open=False), gr.Row():
+                            venue = gr.Textbox(label="Venue", placeholder="e.g. NeurIPS")
+                            author = gr.Textbox(label="Author", placeholder="e.g. Dao")
+                            area = gr.Textbox(label="Area", placeholder="e.g. theory")
+                        show_passages = gr.Checkbox(label="Show the retrieved passages")
+                    gr.Markdown("### Sources")
+                    sources = gr.HTML(render_sources(None, False), js_on_load=None)
+        with gr.Tab("Papers"):
+            papers = gr.Dataframe(
+                headers=PAPER_COLUMNS,
+                datatype="str",
+                interactive=False,
+                show_search="search",
+                wrap=True,
+                column_widths=["40%", "35%", "15%", "10%"],
+                max_height=640,
+            )
+
+        question.submit(
+            handlers.respond,
+            [question, chat, history, backend, k, venue, author, area, show_passages],
+            [question, chat, history, last_answer, sources, markdown],
+            show_progress="hidden",
+            **private,
+        ).then(handlers.status, backend, status, **private)
+        clear.click(_cleared, None, [chat, history, last_answer, sources, markdown], **private)
+        chat.clear(_cleared, None, [chat, history, last_answer, sources, markdown], **private)
+        show_passages.change(render_sources, [last_answer, show_passages], sources, **private)
+        backend.change(handlers.status, backend, status, **private)
+        demo.load(handlers.status, backend, status, **private)
+        demo.load(handlers.papers_table, None, papers, **private)
+        gr.api(handlers.ask, api_name="ask")
+    demo.queue(default_concurrency_limit=CONCURRENCY)
+    return demo
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def login(ui: UISettings, host: str) -> tuple[str, str] | None:
+    """The (username, password) to require, if configured; a `SettingsError` when `host`
+    is not loopback and no login is configured."""
+    password = ui.password.get_secret_value() if ui.password else ""
+    if ui.username and password:
+        return ui.username, password
+    if not _is_loopback(host):
+        raise SettingsError(
+            f"refusing to serve the UI on {host} without a login: set ui.username and "
+            "ui.password (CITEQA_UI__USERNAME, CITEQA_UI__PASSWORD) or use 127.0.0.1"
+        )
+    return None
+
+
+def start(
+    settings: Settings | None = None, *, host: str | None = None, port: int | None = None
+) -> tuple[gr.Blocks, str]:
+    """Serve the UI from background threads; returns the app (`.close()` stops it) and URL.
+
+    `host`/`port` override `settings.ui`. Never shared through Gradio's tunnel."""
+    settings = settings or load_settings()
+    host = host or settings.ui.host
+    port = port or settings.ui.port
+    auth = login(settings.ui, host)
+    demo = build_app(settings)
+    try:
+        _, url, _ = demo.launch(
+            server_name=host,
+            server_port=port,
+            auth=auth,
+            share=False,
+            prevent_thread_lock=True,
+            quiet=True,
+            ssr_mode=False,
+            theme=THEME,
+            css_paths=CSS_PATH,
+        )
+    except OSError as exc:
+        raise SettingsError(f"cannot serve the UI on {host}:{port}: {exc}") from None
+    return demo, url
+
+
+def launch(
+    settings: Settings | None = None, *, host: str | None = None, port: int | None = None
+) -> None:
+    """Serve the UI until Ctrl-C, after printing its URL."""
+    demo, url = start(settings, host=host, port=port)
+    print(f"citeqa UI running at {url} (Ctrl-C stops it)", flush=True)
+    demo.block_thread()
