@@ -78,9 +78,7 @@ class Answer(BaseModel):
             lines.append("**References**")
             lines.append("")
         for citation in self.citations:
-            authors = ", ".join(citation.authors[:3]) + (
-                " et al." if len(citation.authors) > 3 else ""
-            )
+            authors = short_authors(citation.authors)
             link = f" <{citation.url}>" if citation.url else ""
             venue = f" ({citation.venue})" if citation.venue else ""
             lines.append(f"[{citation.n}] {citation.display_title}. {authors}{venue}.{link}")

@@ -166,8 +166,9 @@ def _print_answer(answer) -> None:
     for citation in answer.citations:
         venue = citation.venue or "venue unknown"
         link = f" {citation.url}" if citation.url else ""
+        authors = short_authors(citation.authors)
         console.print(
-            f"[{citation.n}] {citation.display_title}. {short_authors(citation.authors)}. {venue}.{link}",
+            f"[{citation.n}] {citation.display_title}. {authors}. {venue}.{link}",
             highlight=False,
             markup=False,
         )
