@@ -25,7 +25,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console()
+console = Console(soft_wrap=True)
 errors = Console(stderr=True, soft_wrap=True)
 
 F = TypeVar("F", bound=Callable)
@@ -332,6 +332,25 @@ def _rich_table(title: str, table: tuple[list[str], list[list[str]]]) -> Table:
     for row in rows:
         shown.add_row(*row)
     return shown
+
+
+@app.command()
+@friendly_errors
+def ui(
+    host: Annotated[
+        str | None, typer.Option(help="Address to serve on (default: ui.host, 127.0.0.1).")
+    ] = None,
+    port: Annotated[
+        int | None, typer.Option(min=1, max=65535, help="Port (default: ui.port, 7860).")
+    ] = None,
+) -> None:
+    """Start the web UI and print its URL. A host other than loopback needs a login
+    (ui.username and ui.password)."""
+    from ui import launch
+
+    from .settings import load_settings
+
+    launch(load_settings(), host=host, port=port)
 
 
 def main() -> None:

@@ -1,9 +1,13 @@
-"""How well a sentence addresses a question: embedding similarity plus coverage of the
-question's focus words (the words that say what is asked, not which paper it is about)."""
+"""How well a sentence addresses a question: embedding similarity of the sentence and of its
+passage, plus coverage of the question's focus words (the words that say what is asked,
+not which paper it is about), weighted by how rare they are among the candidates."""
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 
@@ -17,12 +21,39 @@ _ACRONYM_PLURAL = re.compile(r"^([A-Z][A-Z0-9\-]*[A-Z0-9])s$")
 _QUESTION_WORDS = frozenset(
     "what which who whom whose when where why how does do did is are was were can could "
     "would should will much many paper papers study studies work works propose proposes "
-    "proposed method methods approach use uses used tell me about describe explain give "
-    "show shows find finds any some here indexed compared compare between there "
-    "has have had having get gets got make makes made from its itself them they their "
+    "proposed method methods approach approaches use uses used tell me about describe "
+    "explain give show shows find finds any some here indexed compared compare between "
+    "there has have had having get gets got make makes made from its itself them they their "
     "one ones up so per also just really only very more most than other e g i ie eg s "
-    "report reports reported say says said according whether you your we our us".split()
+    "report reports reported say says said according whether you your we our us "
+    "introduce introduces introduced new novel".split()
 )
+_AUXILIARY = r"(?:is|are|was|were|do|does|did|can|could|would|should|will|has|have|had)"
+# "what learning rate did ...", "how many tasks are ...", "what is the licence of ...":
+# the thing a sentence must name to answer.
+_ASKED_FOR = re.compile(
+    rf"\b(?:what|which|how many)\s+((?:(?!{_AUXILIARY}\b)[A-Za-z0-9][\w+\-]*\s+){{1,6}}?)"
+    rf"{_AUXILIARY}\b"
+    r"|\bwhat\s+(?:is|are|was|were)\s+the\s+((?:[A-Za-z0-9][\w+\-]*\s+){1,3}?)"
+    r"(?:of|for|in|on|at|that|when|used)\b",
+    re.IGNORECASE,
+)
+_VAGUE_THINGS = frozenset(
+    "kind kinds type types sort level degree extent percentage percent number amount "
+    "fraction proportion share".split()
+)
+_QUANTITY = re.compile(
+    r"\bhow (many|much|large|big|fast|long|often|far)\b|\bwhat (percentage|fraction|share|"
+    r"proportion|number)\b|\bby (how much|what)\b|\bto what\b",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(
+    r"(?<![A-Za-z])\d+(?:[.,]\d+)*(?:%|x|×|dB|[KMB]|GB)?(?![A-Za-z])"
+    r"|\b(two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|"
+    r"hundred|thousand|million|billion|twice|half|dozens?)\b",
+    re.IGNORECASE,
+)
+_ASKED_FOR_WEIGHT = 0.5
 
 
 @cache
@@ -53,7 +84,7 @@ def _normal(word: str) -> str:
     return (plural.group(1) if plural else word).lower()
 
 
-def _stems(tokens: list[str]) -> list[str]:
+def _stems(tokens: Iterable[str]) -> list[str]:
     return _stemmer().stemWords([_normal(token) for token in tokens])
 
 
@@ -63,6 +94,16 @@ def words(text: str) -> set[str]:
     tokens = [w for w in _WORD.findall(text) if w.lower() not in _stopwords()]
     parts = [part for w in tokens if "-" in w for part in w.split("-") if part]
     return set(_stems(tokens + parts))
+
+
+def has_number(text: str) -> bool:
+    """Whether `text` states a quantity (a figure or a number word, not a digit in a name)."""
+    return bool(_NUMBER.search(text))
+
+
+def asks_quantity(question: str) -> bool:
+    """Whether the question asks how many, how much, what percentage..."""
+    return bool(_QUANTITY.search(question))
 
 
 def _asked_part(question: str) -> str:
@@ -80,19 +121,38 @@ def _focus_tokens(text: str) -> list[str]:
     ]
 
 
+def _asked_for(question: str) -> frozenset[str]:
+    match = _ASKED_FOR.search(question)
+    if not match:
+        return frozenset()
+    phrase = match.group(1) or match.group(2)
+    tokens = [w for w in _focus_tokens(phrase) if w.lower() not in _VAGUE_THINGS]
+    return frozenset(_stems(w for w in tokens if not _is_name(w)))
+
+
 @dataclass(frozen=True)
 class Focus:
-    """What a question is about: the names it mentions (methods, models, datasets) and
-    the other words of the part that asks."""
+    """What a question is about: the names it mentions (methods, models, datasets), the
+    other words of the part that asks, and the thing it asks for (a learning rate, a
+    number of tasks), which an answering sentence must mention."""
 
     names: frozenset[str]
     terms: frozenset[str]
+    asked_for: frozenset[str] = frozenset()
+    wants_number: bool = False
 
     @classmethod
     def of(cls, question: str) -> Focus:
-        names = frozenset(_stems([w for w in _focus_tokens(question) if _is_name(w)]))
-        asked = [w for w in _focus_tokens(_asked_part(question)) if not _is_name(w)]
-        return cls(names, frozenset(_stems(asked)) - names)
+        asked = _asked_part(question)
+        names = frozenset(_stems(w for w in _focus_tokens(question) if _is_name(w)))
+        terms = frozenset(_stems(w for w in _focus_tokens(asked) if not _is_name(w)))
+        return cls(names, terms - names, _asked_for(asked), asks_quantity(asked))
+
+    def known_to(self, vocabulary: set[str]) -> Focus:
+        """This focus where names the passages never mention count as ordinary terms: a
+        name may be spelled differently, or be absent because nothing answers."""
+        unknown = self.names - vocabulary
+        return Focus(self.names - unknown, self.terms | unknown, self.asked_for, self.wants_number)
 
     def name_match(self, sentence_words: set[str]) -> float:
         """Share of the named methods, models or datasets found (1 when none is named)."""
@@ -100,46 +160,95 @@ class Focus:
             return 1.0
         return len(self.names & sentence_words) / len(self.names)
 
-    def coverage(self, sentence_words: set[str]) -> float:
-        """Share of the focus terms (names when there are no other terms) in a sentence."""
+    def coverage(self, sentence_words: set[str], weight: dict[str, float] | None = None) -> float:
+        """Weighted share of the focus terms (names when there are no other terms) found."""
         wanted = self.terms or self.names
         if not wanted:
             return 0.0
-        return len(wanted & sentence_words) / len(wanted)
+        weight = weight or {}
+        total = sum(weight.get(w, 1.0) for w in wanted)
+        return sum(weight.get(w, 1.0) for w in wanted & sentence_words) / total
+
+    def answers_asked_for(self, sentence: str, sentence_words: set[str]) -> float:
+        """Share of what the question asks for that the sentence states (1 when it asks for
+        nothing in particular): the thing asked for, and a figure for how-many questions."""
+        wanted = len(self.asked_for) + self.wants_number
+        if not wanted:
+            return 1.0
+        found = len(self.asked_for & sentence_words) + (self.wants_number and has_number(sentence))
+        return found / wanted
 
 
-def _without_names(text: str) -> str:
-    return _WORD.sub(lambda m: "" if _is_name(m.group()) else m.group(), text)
+def _rarity(wanted: Iterable[str], found: list[set[str]]) -> dict[str, float]:
+    """Inverse document frequency of the `wanted` words over the candidate sentences: a
+    word most candidates share (model, learning) tells less about which one answers."""
+    counts = Counter(word for sentence_words in found for word in sentence_words)
+    return {word: math.log((len(found) + 1) / (counts[word] + 0.5)) for word in wanted}
 
 
 class RelevanceScorer:
-    """Scores sentences against a question in [0, 1]: a weighted mean of embedding
-    similarity and focus-word coverage, scaled by the share of named things it mentions
-    (a question about GaLore is not answered by a sentence about another method).
+    """Scores sentences against a question in [0, 1].
 
-    When the question names something and also asks about something, the similarity is
-    taken with the names left out of the question: the name alone makes every sentence
-    of the named paper look similar, whether or not it says what is asked."""
+    A weighted mean of the embedding similarity of the sentence, that of its passage, and
+    the coverage of the question's focus words (rare ones count more), scaled by the share
+    of named things it mentions (a question about GaLore is not answered by a sentence
+    about another method) and by whether it states what is asked for. A question that
+    only names something ("What is GaLore?") is answered by any sentence about it."""
 
-    def __init__(self, embedder: Embedder, similarity_weight: float = 0.5) -> None:
+    def __init__(
+        self,
+        embedder: Embedder,
+        similarity_weight: float = 0.2,
+        passage_weight: float = 0.5,
+    ) -> None:
         self.embedder = embedder
         self.similarity_weight = similarity_weight
+        self.passage_weight = passage_weight
 
     def score(
-        self, question: str, sentences: list[str], contexts: list[str] | None = None
+        self,
+        question: str,
+        sentences: list[str],
+        contexts: list[str] | None = None,
+        passages: list[str] | None = None,
     ) -> np.ndarray:
         """Relevance of each sentence; `contexts` (title, authors, venue of each sentence's
-        paper) count for the focus words, not for the similarity."""
+        paper) count for the focus words, not for the similarity; `passages` (the passage
+        each sentence comes from) count for the similarity."""
         if not sentences:
             return np.zeros(0, dtype=np.float32)
-        focus = Focus.of(question)
-        asked = _asked_part(question)
-        probe = _without_names(asked) if focus.names and focus.terms else asked
-        vectors = self.embedder.embed([probe, *sentences])
-        similarity = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
         contexts = contexts or [""] * len(sentences)
         found = [words(s) | words(c) for s, c in zip(sentences, contexts, strict=True)]
-        coverage = np.array([focus.coverage(w) for w in found], dtype=np.float32)
-        names = np.array([focus.name_match(w) for w in found], dtype=np.float32)
-        weight = self.similarity_weight
-        return np.clip(weight * similarity + (1 - weight) * coverage, 0.0, 1.0) * names
+        focus = Focus.of(question).known_to(set().union(*found))
+        names = np.array([focus.name_match(w) for w in found])
+        weight = _rarity(focus.terms | focus.names, found)
+        coverage = np.array([focus.coverage(w, weight) for w in found])
+        asked_for = np.array(
+            [focus.answers_asked_for(s, words(s)) for s in sentences], dtype=np.float64
+        )
+        if focus.terms:
+            sentence_sim, passage_sim = self._similarities(question, sentences, passages)
+            coverage_weight = 1 - self.similarity_weight - self.passage_weight
+            blended = (
+                self.similarity_weight * sentence_sim
+                + self.passage_weight * passage_sim
+                + coverage_weight * coverage
+            )
+        else:
+            blended = coverage
+        penalty = 1 - _ASKED_FOR_WEIGHT * (1 - asked_for)
+        return np.clip(blended, 0.0, 1.0) * names * penalty
+
+    def _similarities(
+        self, question: str, sentences: list[str], passages: list[str] | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Cosine similarity of the question to each sentence and to its passage (the
+        sentence itself when passages are not given), clipped at 0."""
+        unique = list(dict.fromkeys(passages or []))
+        vectors = self.embedder.embed([question, *sentences, *unique])
+        similarity = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
+        sentence_sim = similarity[: len(sentences)]
+        if not passages:
+            return sentence_sim, sentence_sim
+        row = {text: len(sentences) + i for i, text in enumerate(unique)}
+        return sentence_sim, similarity[[row[p] for p in passages]]

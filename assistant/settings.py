@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Literal
 
 import tomllib
-from pydantic import BaseModel, Field, SecretStr, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -29,7 +29,11 @@ def default_data_dir() -> Path:
     return Path(base) / "citeqa"
 
 
-class EmbeddingSettings(BaseModel):
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EmbeddingSettings(_Section):
     """Which model turns text into vectors."""
 
     provider: Literal["onnx-minilm", "sentence-transformers", "openai"] = "onnx-minilm"
@@ -42,7 +46,7 @@ class EmbeddingSettings(BaseModel):
     max_tokens: int = Field(256, ge=16, le=8192)
 
 
-class ChromaSettings(BaseModel):
+class ChromaSettings(_Section):
     """Where the vectors live: embedded by default, a `chroma run` server when host is set."""
 
     host: str | None = None
@@ -50,14 +54,14 @@ class ChromaSettings(BaseModel):
     collection: str = Field("citeqa", min_length=3, max_length=40)
 
 
-class ChunkSettings(BaseModel):
+class ChunkSettings(_Section):
     """How abstracts are cut into sentence-aligned chunks."""
 
     chunk_tokens: int = Field(96, ge=16, le=2048)
     overlap_tokens: int = Field(24, ge=0, le=512)
 
 
-class RetrievalSettings(BaseModel):
+class RetrievalSettings(_Section):
     """Hybrid dense + keyword retrieval."""
 
     k: int = Field(5, ge=1, le=50)
@@ -68,7 +72,7 @@ class RetrievalSettings(BaseModel):
     keyword_weight: float = Field(1.0, ge=0.0)
 
 
-class AnswerSettings(BaseModel):
+class AnswerSettings(_Section):
     """How answers are composed and verified."""
 
     min_relevance: float = Field(0.4, ge=0.0, le=1.0)
@@ -76,7 +80,7 @@ class AnswerSettings(BaseModel):
     max_history_turns: int = Field(3, ge=0, le=20)
 
 
-class LLMSettings(BaseModel):
+class LLMSettings(_Section):
     """The answering backend."""
 
     backend: Literal["auto", "local", "openai", "extractive"] = "auto"
@@ -91,6 +95,13 @@ class LLMSettings(BaseModel):
     context_tokens: int = Field(4096, ge=512)
     threads: int = Field(2, ge=1)
 
+    @field_validator("model_path")
+    @classmethod
+    def _model_file_exists(cls, path: Path | None) -> Path | None:
+        if path is not None and not path.expanduser().is_file():
+            raise ValueError(f"no GGUF file at {path}")
+        return path.expanduser() if path else None
+
     @property
     def api_configured(self) -> bool:
         return bool(self.base_url or self.api_key)
@@ -104,7 +115,7 @@ class JudgeSettings(BaseModel):
     model: str | None = None
 
 
-class UISettings(BaseModel):
+class UISettings(_Section):
     """The Gradio app."""
 
     host: str = "127.0.0.1"
@@ -134,13 +145,6 @@ class Settings(BaseSettings):
     ui: UISettings = UISettings()
     judge: JudgeSettings = JudgeSettings()
 
-    @model_validator(mode="after")
-    def _check_paths(self) -> Settings:
-        path = self.llm.model_path
-        if path is not None and not Path(path).expanduser().is_file():
-            raise ValueError(f"llm.model_path: no GGUF file at {path}")
-        return self
-
     @classmethod
     def settings_customise_sources(
         cls,
@@ -169,4 +173,5 @@ def load_settings(**overrides: object) -> Settings:
     except ValidationError as exc:
         first = exc.errors()[0]
         name = ".".join(str(part) for part in first["loc"]) or "settings"
-        raise SettingsError(f"setting {name!r}: {first['msg']}") from None
+        message = first["msg"].removeprefix("Value error, ")
+        raise SettingsError(f"setting {name!r}: {message}") from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import tempfile
 import time
 from datetime import datetime
@@ -21,7 +22,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 COLD_SEARCH_RUNS = 5
 COLD_ASK_RUNS = 3
 
-console = Console()
+console = Console(width=None if sys.stdout.isatty() else 150)
 progress = Console(stderr=True)
 
 

@@ -148,6 +148,7 @@ def retrieval_rows(part: dict) -> list[Row]:
             _cold(cold),
             target=Target(f"≤ {COLD_SEARCH_S:g} s", median(cold) <= COLD_SEARCH_S),
         ),
+        load_row(ours, base),
     ]
 
 
@@ -185,7 +186,17 @@ def answer_rows(part: dict) -> list[Row]:
                 target=Target(f"≤ {COLD_ASK_S:g} s", median(samples) <= COLD_ASK_S),
             )
         )
+    rows.append(load_row(ours, base))
     return rows
+
+
+def load_row(ours: dict, base: dict) -> Row:
+    """The 1-minute load average while each worker ran: the machine is shared."""
+    return Row(
+        "load average (1 min), worker start → end",
+        f"{ours['load_start']} → {ours['load_end']}",
+        f"{base['load_start']} → {base['load_end']}",
+    )
 
 
 def _outcomes(figures: dict) -> str:

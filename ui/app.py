@@ -32,6 +32,12 @@ THEME = gr.themes.Soft(
     font_mono=["ui-monospace", "SFMono-Regular", "Menlo", "Consolas", "monospace"],
 )
 PAPER_COLUMNS = ["Title", "Authors", "Venue", "Area"]
+# A popover opened near the bottom of the chat would be cut off: scroll it into view.
+REVEAL_EVIDENCE_JS = """() => document.addEventListener("focusin", (event) => {
+  const popover = event.target.closest?.(".cq-cite")?.querySelector(".cq-pop");
+  popover?.scrollIntoView({ block: "nearest", behavior: "smooth" });
+})"""
+STYLE = {"theme": THEME, "css_paths": CSS_PATH, "js": REVEAL_EVIDENCE_JS}
 
 
 def _esc(text: str | None) -> str:
@@ -73,7 +79,7 @@ def render_chip(citation: Citation, paper: Paper | None) -> str:
 
 
 def _note(answer: Answer) -> str:
-    return f'<span class="cq-note">ⓘ {_esc(answer.note)}</span>' if answer.note else ""
+    return f'<span class="cq-note">Note: {_esc(answer.note)}</span>' if answer.note else ""
 
 
 def _distinct_papers(hits: list[Hit]) -> list[Hit]:
@@ -114,7 +120,7 @@ def render_answer(answer: Answer, papers: dict[str, Paper]) -> str:
 def render_streaming(raw: str) -> str:
     """The text generated so far, shown until it is verified."""
     text = _esc(raw) if raw else "Searching the papers…"
-    return f'<div class="cq-streaming">{text}<span class="cq-cursor">▍</span></div>'
+    return f'<div class="cq-streaming">{text}<span class="cq-cursor"></span></div>'
 
 
 def render_error(message: str) -> str:
@@ -149,6 +155,25 @@ def _filter(value: str | None) -> str | None:
     return (value or "").strip() or None
 
 
+def _options(backend: str | None, k: float | None, venue: str, author: str, area: str) -> dict:
+    """Keyword arguments of `Assistant.ask`/`stream`; blanks mean the defaults."""
+    return {
+        "backend": backend or None,
+        "k": int(k) if k else None,
+        "venue": _filter(venue),
+        "author": _filter(author),
+        "area": _filter(area),
+    }
+
+
+def _error_text(exc: Exception) -> str:
+    """What the user reads about `exc`; only unexpected errors are logged, with traceback."""
+    if isinstance(exc, CiteqaError):
+        return str(exc)
+    log.exception("answering failed")
+    return "something went wrong while answering; the server log has the details"
+
+
 def _message(role: str, content: str) -> dict[str, str]:
     return {"role": role, "content": content}
 
@@ -180,28 +205,20 @@ class Handlers:
             chat = [*chat, _message("user", _esc(question))]
         chat = [*chat, _message("assistant", render_streaming(""))]
         yield "", chat, *unchanged
-        raw, answer = "", None
+        raw = ""
         try:
-            for piece in self.assistant.stream(
-                question, history, backend=backend, k=int(k), venue=_filter(venue),
-                author=_filter(author), area=_filter(area),
-            ):  # fmt: skip
+            options = _options(backend, k, venue, author, area)
+            for piece in self.assistant.stream(question, history, **options):
                 if isinstance(piece, Answer):
-                    answer = piece
+                    answer = piece  # the last piece
                 else:
                     raw += piece
                     chat[-1] = _message("assistant", render_streaming(raw))
                     yield "", chat, *unchanged
-        except CiteqaError as exc:
-            chat[-1] = _message("assistant", render_error(str(exc)))
+        except Exception as exc:
+            chat[-1] = _message("assistant", render_error(_error_text(exc)))
             yield "", chat, *unchanged
             return
-        except Exception:
-            log.exception("answering %r failed", question)
-            chat[-1] = _message("assistant", render_error("something went wrong; see the log"))
-            yield "", chat, *unchanged
-            return
-        assert answer is not None
         papers = {paper.paper_id: paper for paper in self.assistant.papers()}
         chat[-1] = _message("assistant", render_answer(answer, papers))
         turn = [_message("user", question), _message("assistant", answer.answer)]
@@ -234,101 +251,109 @@ class Handlers:
     ) -> dict:
         """Answer `question` (one turn, no history); returns the JSON of `citeqa ask --json`."""
         try:
-            answer = self.assistant.ask(
-                question, backend=backend or None, k=k or None, venue=_filter(venue),
-                author=_filter(author), area=_filter(area),
-            )  # fmt: skip
+            answer = self.assistant.ask(question, **_options(backend, k, venue, author, area))
         except CiteqaError as exc:
             raise gr.Error(str(exc)) from None
         return answer.to_json()
+
+
+PRIVATE = {"api_visibility": "private"}  # UI events, not part of the public API
 
 
 def _cleared() -> tuple:
     return [], [], None, render_sources(None, False), ""
 
 
+def _settings_panel(settings: Settings) -> tuple[gr.Component, ...]:
+    """Backend (and its state), top-k, filters and the passages toggle."""
+    with gr.Accordion("Settings", open=True):
+        backend = gr.Dropdown(list(BACKEND_NAMES), value=settings.llm.backend, label="Backend")
+        status = gr.Textbox(label="Backend state", interactive=False)
+        k = gr.Slider(1, MAX_K, value=settings.retrieval.k, step=1, label="Passages (top-k)")
+        with gr.Accordion("Filters", open=False), gr.Row():
+            venue = gr.Textbox(label="Venue", placeholder="e.g. NeurIPS")
+            author = gr.Textbox(label="Author", placeholder="e.g. Dao")
+            area = gr.Textbox(label="Area", placeholder="e.g. theory")
+        show_passages = gr.Checkbox(label="Show the retrieved passages")
+    return backend, status, k, venue, author, area, show_passages
+
+
+def _chat_tab(demo: gr.Blocks, settings: Settings, handlers: Handlers) -> None:
+    history = gr.State([])
+    last_answer = gr.State(None)
+    with gr.Row():
+        with gr.Column(scale=3):
+            chat = gr.Chatbot(
+                label="Chat",
+                height=560,
+                render_markdown=False,
+                buttons=[],
+                feedback_options=None,
+                group_consecutive_messages=False,
+                elem_id="cq-chat",
+                placeholder="Ask about the papers, e.g. *which papers study neural collapse?*",
+            )
+            question = gr.Textbox(
+                show_label=False,
+                placeholder="Ask a question and press Enter",
+                submit_btn="Ask",
+                autofocus=True,
+                elem_id="cq-question",
+            )
+            clear = gr.Button("Clear chat", size="sm", variant="secondary")
+            with gr.Accordion("Copy the answer as Markdown", open=False):
+                markdown = gr.Textbox(
+                    show_label=False, lines=8, interactive=False, buttons=["copy"]
+                )
+        with gr.Column(scale=2):
+            backend, status, k, venue, author, area, show_passages = _settings_panel(settings)
+            gr.Markdown("### Sources")
+            sources = gr.HTML(render_sources(None, False), js_on_load=None)
+
+    question.submit(
+        handlers.respond,
+        [question, chat, history, backend, k, venue, author, area, show_passages],
+        [question, chat, history, last_answer, sources, markdown],
+        show_progress="hidden",
+        **PRIVATE,
+    ).then(handlers.status, backend, status, **PRIVATE)
+    for event in (clear.click, chat.clear):
+        event(_cleared, None, [chat, history, last_answer, sources, markdown], **PRIVATE)
+    show_passages.change(render_sources, [last_answer, show_passages], sources, **PRIVATE)
+    backend.change(handlers.status, backend, status, **PRIVATE)
+    demo.load(handlers.status, backend, status, **PRIVATE)
+
+
+def _papers_tab(demo: gr.Blocks, handlers: Handlers) -> None:
+    papers = gr.Dataframe(
+        headers=PAPER_COLUMNS,
+        datatype="str",
+        interactive=False,
+        show_search="search",
+        wrap=True,
+        column_widths=["40%", "35%", "15%", "10%"],
+        max_height=640,
+    )
+    demo.load(handlers.papers_table, None, papers, **PRIVATE)
+
+
 def build_app(settings: Settings | None = None) -> gr.Blocks:
     """The UI over the index of `settings` (loaded now; the seeds are ingested if it is empty).
 
-    Pass `THEME` and `CSS_PATH` to `launch()` as `start` does; Gradio 6 takes them there."""
+    Serve it with `start`, or `.launch(**STYLE)`: Gradio 6 takes theme, CSS and JS there."""
     settings = settings or load_settings()
     assistant = Assistant(settings)
     assistant.ensure_index()
     handlers = Handlers(assistant)
-    private = {"api_visibility": "private"}
     with gr.Blocks(title="citeqa", analytics_enabled=False) as demo:
-        history = gr.State([])
-        last_answer = gr.State(None)
         gr.Markdown(
             "## citeqa\nAnswers from the indexed abstracts. Every sentence is cited: "
             "hover or click a number to read the evidence."
         )
         with gr.Tab("Chat"):
-            with gr.Row():
-                with gr.Column(scale=3):
-                    chat = gr.Chatbot(
-                        label="Chat",
-                        height=560,
-                        render_markdown=False,
-                        buttons=[],
-                        feedback_options=None,
-                        group_consecutive_messages=False,
-                        elem_id="cq-chat",
-                        placeholder="Ask about the papers, e.g. *which papers study neural "
-                        "collapse?*",
-                    )
-                    question = gr.Textbox(
-                        show_label=False,
-                        placeholder="Ask a question and press Enter",
-                        submit_btn="Ask",
-                        autofocus=True,
-                        elem_id="cq-question",
-                    )
-                    clear = gr.Button("Clear chat", size="sm", variant="secondary")
-                    with gr.Accordion("Copy the answer as Markdown", open=False):
-                        markdown = gr.Textbox(
-                            show_label=False, lines=8, interactive=False, buttons=["copy"]
-                        )
-                with gr.Column(scale=2):
-                    with gr.Accordion("Settings", open=True):
-                        backend = gr.Dropdown(
-                            list(BACKEND_NAMES), value=settings.llm.backend, label="Backend"
-                        )
-                        status = gr.Textbox(label="Backend state", interactive=False)
-                        k = gr.Slider(
-                            1, MAX_K, value=settings.retrieval.k, step=1, label="Passages (top-k)"
-                        )
-                        with gr.Accordion("Filters", open=False), gr.Row():
-                            venue = gr.Textbox(label="Venue", placeholder="e.g. NeurIPS")
-                            author = gr.Textbox(label="Author", placeholder="e.g. Dao")
-                            area = gr.Textbox(label="Area", placeholder="e.g. theory")
-                        show_passages = gr.Checkbox(label="Show the retrieved passages")
-                    gr.Markdown("### Sources")
-                    sources = gr.HTML(render_sources(None, False), js_on_load=None)
+            _chat_tab(demo, settings, handlers)
         with gr.Tab("Papers"):
-            papers = gr.Dataframe(
-                headers=PAPER_COLUMNS,
-                datatype="str",
-                interactive=False,
-                show_search="search",
-                wrap=True,
-                column_widths=["40%", "35%", "15%", "10%"],
-                max_height=640,
-            )
-
-        question.submit(
-            handlers.respond,
-            [question, chat, history, backend, k, venue, author, area, show_passages],
-            [question, chat, history, last_answer, sources, markdown],
-            show_progress="hidden",
-            **private,
-        ).then(handlers.status, backend, status, **private)
-        clear.click(_cleared, None, [chat, history, last_answer, sources, markdown], **private)
-        chat.clear(_cleared, None, [chat, history, last_answer, sources, markdown], **private)
-        show_passages.change(render_sources, [last_answer, show_passages], sources, **private)
-        backend.change(handlers.status, backend, status, **private)
-        demo.load(handlers.status, backend, status, **private)
-        demo.load(handlers.papers_table, None, papers, **private)
+            _papers_tab(demo, handlers)
         gr.api(handlers.ask, api_name="ask")
     demo.queue(default_concurrency_limit=CONCURRENCY)
     return demo
@@ -377,8 +402,7 @@ def start(
             prevent_thread_lock=True,
             quiet=True,
             ssr_mode=False,
-            theme=THEME,
-            css_paths=CSS_PATH,
+            **STYLE,
         )
     except OSError as exc:
         raise SettingsError(f"cannot serve the UI on {host}:{port}: {exc}") from None

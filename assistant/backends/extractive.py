@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..relevance import RelevanceScorer
+from ..relevance import RelevanceScorer, asks_quantity, has_number
 from ..settings import AnswerSettings
 from ..text import sentence_spans
 from .base import GenerationRequest, Source
@@ -16,50 +16,49 @@ from .base import GenerationRequest, Source
 _PLURAL_QUESTION = re.compile(
     r"\b(which|what)\s+(papers|works|studies|methods|approaches)\b", re.IGNORECASE
 )
-_QUANTITY_QUESTION = re.compile(
-    r"\bhow (many|much|large|big|fast|long|often|far)\b|\bwhat (percentage|fraction|share|"
-    r"proportion|number|speedup|factor|rate|accuracy)\b|\bby (how much|what)\b|\bto what\b",
-    re.IGNORECASE,
-)
-_NUMBER = re.compile(
-    r"\d|\b(two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twice|half|"
-    r"dozens?|hundreds?|thousands?|millions?|billions?)\b",
-    re.IGNORECASE,
-)
 _CONTRIBUTION = re.compile(
     r"\b(we|this (paper|work)|our (work|method|approach))\b[^.]*?\b(propose|introduce|present|"
-    r"develop|design|show|prove|find)|\b(is|are) (a|an) (new|novel|simple|general)\b",
+    r"develop|design|show|prove|find|establish|demonstrate)|\b(is|are) (a|an) (new|novel|simple|"
+    r"general)\b",
     re.IGNORECASE,
 )
-_BOILERPLATE = re.compile(r"https?://|\b(code|data|models?) (is|are) (publicly )?available\b")
-_PREFERENCE = 0.08
-_MAX_PER_PAPER = 3
-_RELATIVE_FLOOR = 0.7
+_BOILERPLATE = re.compile(
+    r"https?://|\b(code|data|models?|implementation) (is|are) (publicly )?(available|released)\b",
+    re.IGNORECASE,
+)
+_CONTRIBUTION_BONUS = 0.1
+_NUMBER_BONUS = 0.1
+_SAME_PAPER_SHARE = 0.6
+_OTHER_PAPER_SHARE = 0.85
+
+
+def _quotable(text: str) -> bool:
+    """Not a link or code-availability note, nor a piece the splitter cut off mid-sentence
+    (after "i.i.d.", it starts in lower case)."""
+    return text[0].isupper() and not _BOILERPLATE.search(text)
 
 
 def _sentences(sources: list[Source]) -> list[tuple[Source, str]]:
-    """The distinct sentences of the passages, without links and code-availability notes."""
+    """The distinct quotable sentences of the passages."""
     seen: set[str] = set()
     found = []
     for source in sources:
         for start, end in sentence_spans(source.text):
             text = source.text[start:end]
-            if text in seen or not any(char.isalpha() for char in text):
-                continue
-            seen.add(text)
-            if not _BOILERPLATE.search(text):
+            if text not in seen and _quotable(text):
+                seen.add(text)
                 found.append((source, text))
     return found
 
 
 def _preference(question: str, texts: list[str]) -> np.ndarray:
-    """A small bonus, for ordering only, for the sentences a reader wants quoted: the one
-    stating the paper's contribution, and, for a question asking how much, one with a number."""
-    wants_number = bool(_QUANTITY_QUESTION.search(question))
+    """A bonus, for ordering only, for the sentences a reader wants quoted: the one stating
+    the paper's contribution, and, for a question asking how much, one with a number."""
+    wants_number = asks_quantity(question)
     return np.array(
         [
-            _PREFERENCE * bool(_CONTRIBUTION.search(text))
-            + _PREFERENCE * (wants_number and bool(_NUMBER.search(text)))
+            _CONTRIBUTION_BONUS * bool(_CONTRIBUTION.search(text))
+            + _NUMBER_BONUS * (wants_number and has_number(text))
             for text in texts
         ]
     )
@@ -80,33 +79,32 @@ class ExtractiveBackend:
     def select(self, question: str, sources: list[Source]) -> list[tuple[Source, str]]:
         """The sentences that answer `question`, best first (empty when none does).
 
-        A "which papers" question gets one sentence from each paper that answers it; any
-        other question up to three from a paper, all close to the best one."""
+        A "which papers" question gets the best sentence of each paper that answers it;
+        any other question the relevant sentences of the paper that answers it best, and
+        those of other papers that answer it nearly as well."""
         candidates = _sentences(sources)
         if not candidates:
             return []
         texts = [text for _, text in candidates]
-        scores = self.relevance.score(question, texts, [s.context for s, _ in candidates])
-        best = float(scores.max())
-        if best < self.settings.min_relevance:
+        scores = self.relevance.score(
+            question, texts, [s.context for s, _ in candidates], [s.text for s, _ in candidates]
+        )
+        best = int(np.argmax(scores))
+        if scores[best] < self.settings.min_relevance:
             return []
-        several_papers = bool(_PLURAL_QUESTION.search(question))
-        floor = self.settings.min_relevance
-        if not several_papers:
-            floor = max(floor, _RELATIVE_FLOOR * best)
-        per_paper_cap = 1 if several_papers else _MAX_PER_PAPER
-        ranking = scores + _preference(question, texts)
-        per_paper: dict[str, int] = {}
-        chosen = []
-        for i in np.argsort(-ranking, kind="stable"):
-            source, text = candidates[i]
-            if scores[i] < floor or per_paper.get(source.paper_id, 0) >= per_paper_cap:
-                continue
-            per_paper[source.paper_id] = per_paper.get(source.paper_id, 0) + 1
-            chosen.append((source, text))
-            if len(chosen) == self.settings.max_sentences:
-                break
-        return chosen
+        order = np.argsort(-(scores + _preference(question, texts)), kind="stable")
+        papers = [source.paper_id for source, _ in candidates]
+        if _PLURAL_QUESTION.search(question):
+            eligible = [i for i in order if scores[i] >= self.settings.min_relevance]
+            chosen = [i for n, i in enumerate(eligible) if papers[i] not in {papers[j] for j in eligible[:n]}]
+        else:
+            share = {papers[best]: _SAME_PAPER_SHARE}
+            chosen = [
+                i
+                for i in order
+                if scores[i] >= share.get(papers[i], _OTHER_PAPER_SHARE) * scores[best]
+            ]
+        return [candidates[i] for i in chosen[: self.settings.max_sentences]]
 
     def generate(self, request: GenerationRequest) -> Iterator[str]:
         chosen = self.select(request.question, request.sources)
