@@ -112,7 +112,7 @@ def test_toml_file_is_read(seeded_dir, tmp_path):
 
 
 BROKEN = {
-    "not-utf8.jsonl": b'{"title": "A", "abstract": "fine"}\n{"title": "B", "abstract": "\xe9t\xe9"}\n',
+    "not-utf8.jsonl": b'{"title": "A", "abstract": "ok"}\n{"title": "B", "abstract": "\xe9"}\n',
     "truncated.jsonl": b'{"title": "A", "abstract": "fine"}\n{"title": "B", "abstr',
     "wrong-shape.jsonl": b'{"title": "A", "abstract": ["not", "a", "string"]}\n',
     "duplicate.jsonl": b'{"title": "A", "abstract": "x"}\n{"title": "A", "abstract": "y"}\n',

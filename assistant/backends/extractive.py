@@ -35,7 +35,7 @@ _OTHER_PAPER_SHARE = 0.85
 def _quotable(text: str) -> bool:
     """Not a link or code-availability note, nor a piece the splitter cut off mid-sentence
     (after "i.i.d.", it starts in lower case)."""
-    return text[0].isupper() and not _BOILERPLATE.search(text)
+    return not text[0].islower() and any(char.isalpha() for char in text) and not _BOILERPLATE.search(text)
 
 
 def _sentences(sources: list[Source]) -> list[tuple[Source, str]]:
