@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -19,6 +20,7 @@ from functools import cached_property
 from pathlib import Path
 
 import numpy as np
+from chromadb.errors import InternalError
 
 from .chunking import Chunk, Chunker
 from .corpus import Paper
@@ -26,6 +28,8 @@ from .embeddings import Embedder, make_embedder
 from .errors import CiteqaError, IndexMismatchError
 from .keyword import KeywordSnapshot
 from .settings import Settings
+
+logger = logging.getLogger(__name__)
 
 _SCHEMA = "1"
 _BATCH_PAPERS = 32
@@ -155,8 +159,11 @@ class PaperIndex:
         return self._collection(f"{self.settings.chroma.collection}_papers")
 
     def _collection(self, name: str):
+        # a low sync threshold flushes the vector index often, so that readers in other
+        # processes see a writer's progress instead of an index not yet on disk
+        configuration = {"hnsw": {"space": "cosine", "sync_threshold": 100}}
         return self.client.get_or_create_collection(
-            name, metadata={"hnsw:space": "cosine"}, embedding_function=None
+            name, configuration=configuration, embedding_function=None
         )
 
     # ---- manifest -------------------------------------------------------------------
@@ -355,12 +362,17 @@ class PaperIndex:
                 else {"paper_id": paper_ids[0]}
             )
         n = min(n, max(self.count_chunks(), 1))
-        return self.chunks.query(
-            query_embeddings=[vector],
-            n_results=n,
-            where=where,
-            include=["documents", "metadatas", "distances"],
-        )
+        try:
+            return self.chunks.query(
+                query_embeddings=[vector],
+                n_results=n,
+                where=where,
+                include=["documents", "metadatas", "distances"],
+            )
+        except InternalError as exc:
+            # another process is writing and has not flushed its vectors yet
+            logger.warning("dense search unavailable during a concurrent ingest: %s", exc)
+            return {"ids": [[]], "documents": [[]], "metadatas": [[]], "distances": [[]]}
 
     def _all(self, collection, include: list[str]) -> Iterator[tuple[str, str, dict]]:
         offset = 0

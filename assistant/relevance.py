@@ -26,7 +26,7 @@ _QUESTION_WORDS = frozenset(
     "there has have had having get gets got make makes made from its itself them they their "
     "one ones up so per also just really only very more most than other e g i ie eg s "
     "report reports reported say says said according whether you your we our us "
-    "introduce introduces introduced new novel".split()
+    "introduce introduces introduced new novel now before".split()
 )
 _AUXILIARY = r"(?:is|are|was|were|do|does|did|can|could|would|should|will|has|have|had)"
 # "what learning rate did ...", "how many tasks are ...", "what is the licence of ...":
@@ -42,6 +42,9 @@ _VAGUE_THINGS = frozenset(
     "kind kinds type types sort level degree extent percentage percent number amount "
     "fraction proportion share".split()
 )
+# Things asked for by kind, that a sentence names rather than calls by the kind's name
+# ("which benchmarks ..." is answered by "... on AdvBench and HarmBench").
+_NAMED_KINDS = frozenset({"dataset", "benchmark", "baselin", "corpus"})
 _QUANTITY = re.compile(
     r"\bhow (many|much|large|big|fast|long|often|far)\b|\bwhat (percentage|fraction|share|"
     r"proportion|number)\b|\bby (how much|what)\b|\bto what\b",
@@ -106,6 +109,10 @@ def asks_quantity(question: str) -> bool:
     return bool(_QUANTITY.search(question))
 
 
+def _names(text: str) -> set[str]:
+    return set(_stems(w for w in _WORD.findall(text) if _is_name(w)))
+
+
 def _asked_part(question: str) -> str:
     """The last sentence of the question: a follow-up rewritten as 'previous question +
     follow-up' asks its last sentence, about what the earlier ones name."""
@@ -144,7 +151,7 @@ class Focus:
     @classmethod
     def of(cls, question: str) -> Focus:
         asked = _asked_part(question)
-        names = frozenset(_stems(w for w in _focus_tokens(question) if _is_name(w)))
+        names = frozenset(_names(question))
         terms = frozenset(_stems(w for w in _focus_tokens(asked) if not _is_name(w)))
         return cls(names, terms - names, _asked_for(asked), asks_quantity(asked))
 
@@ -169,14 +176,20 @@ class Focus:
         total = sum(weight.get(w, 1.0) for w in wanted)
         return sum(weight.get(w, 1.0) for w in wanted & sentence_words) / total
 
-    def answers_asked_for(self, sentence: str, sentence_words: set[str]) -> float:
-        """Share of what the question asks for that the sentence states (1 when it asks for
-        nothing in particular): the thing asked for, and a figure for how-many questions."""
-        wanted = len(self.asked_for) + self.wants_number
-        if not wanted:
-            return 1.0
-        found = len(self.asked_for & sentence_words) + (self.wants_number and has_number(sentence))
-        return found / wanted
+    def answers_asked_for(self, sentence: str) -> float:
+        """How fully the sentence states what the question asks for, in [0, 1] (1 when it
+        asks for nothing in particular): the thing asked for, and a figure for how-many
+        questions; each missing one halves the score."""
+        share = 1.0
+        if self.asked_for:
+            stated = words(sentence)
+            if _names(sentence) - self.names:
+                stated |= _NAMED_KINDS
+            share = len(self.asked_for & stated) / len(self.asked_for)
+        fit = 1 - _ASKED_FOR_WEIGHT * (1 - share)
+        if self.wants_number and not has_number(sentence):
+            fit *= 1 - _ASKED_FOR_WEIGHT
+        return fit
 
 
 def _rarity(wanted: Iterable[str], found: list[set[str]]) -> dict[str, float]:
@@ -223,9 +236,7 @@ class RelevanceScorer:
         names = np.array([focus.name_match(w) for w in found])
         weight = _rarity(focus.terms | focus.names, found)
         coverage = np.array([focus.coverage(w, weight) for w in found])
-        asked_for = np.array(
-            [focus.answers_asked_for(s, words(s)) for s in sentences], dtype=np.float64
-        )
+        fit = np.array([focus.answers_asked_for(s) for s in sentences])
         if focus.terms:
             sentence_sim, passage_sim = self._similarities(question, sentences, passages)
             coverage_weight = 1 - self.similarity_weight - self.passage_weight
@@ -236,8 +247,7 @@ class RelevanceScorer:
             )
         else:
             blended = coverage
-        penalty = 1 - _ASKED_FOR_WEIGHT * (1 - asked_for)
-        return np.clip(blended, 0.0, 1.0) * names * penalty
+        return np.clip(blended, 0.0, 1.0) * names * fit
 
     def _similarities(
         self, question: str, sentences: list[str], passages: list[str] | None
