@@ -232,8 +232,9 @@ class RelevanceScorer:
             return np.zeros(0, dtype=np.float32)
         contexts = contexts or [""] * len(sentences)
         found = [words(s) | words(c) for s, c in zip(sentences, contexts, strict=True)]
-        focus = Focus.of(question).known_to(set().union(*found))
-        names = np.array([focus.name_match(w) for w in found])
+        around = [words(p) for p in passages] if passages else found
+        focus = Focus.of(question).known_to(set().union(*found, *around))
+        names = np.array([focus.name_match(f | a) for f, a in zip(found, around, strict=True)])
         weight = _rarity(focus.terms | focus.names, found)
         coverage = np.array([focus.coverage(w, weight) for w in found])
         fit = np.array([focus.answers_asked_for(s) for s in sentences])

@@ -155,7 +155,9 @@ def _filter(value: str | None) -> str | None:
     return (value or "").strip() or None
 
 
-def _options(backend: str | None, k: float | None, venue: str, author: str, area: str) -> dict:
+def _options(
+    backend: str | None, k: float | None, venue: str | None, author: str | None, area: str | None
+) -> dict:
     """Keyword arguments of `Assistant.ask`/`stream`; blanks mean the defaults."""
     return {
         "backend": backend or None,
@@ -243,13 +245,15 @@ class Handlers:
     def ask(
         self,
         question: str,
-        backend: str = "auto",
+        backend: str | None = None,
         k: int | None = None,
-        venue: str = "",
-        author: str = "",
-        area: str = "",
+        venue: str | None = None,
+        author: str | None = None,
+        area: str | None = None,
     ) -> dict:
-        """Answer `question` (one turn, no history); returns the JSON of `citeqa ask --json`."""
+        """Answer `question` (one turn, no history); returns the JSON of `citeqa ask --json`.
+
+        None or blank arguments mean the server's settings (backend, k) or no filter."""
         try:
             answer = self.assistant.ask(question, **_options(backend, k, venue, author, area))
         except CiteqaError as exc:
@@ -404,8 +408,11 @@ def start(
             ssr_mode=False,
             **STYLE,
         )
-    except OSError as exc:
-        raise SettingsError(f"cannot serve the UI on {host}:{port}: {exc}") from None
+    except OSError:
+        raise SettingsError(
+            f"cannot serve the UI on {host}:{port}: the port is in use or not available; "
+            "choose another with --port (or ui.port)"
+        ) from None
     return demo, url
 
 
