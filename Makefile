@@ -37,3 +37,6 @@ bench: install-dev
 
 eval: install
 	$(BIN)/citeqa eval
+
+ui: install
+	$(BIN)/citeqa ui

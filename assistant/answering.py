@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -45,6 +46,7 @@ class Answerer:
         self.settings = settings
         self.retriever = retriever
         self._backends: dict[str, Backend] = {}
+        self._backends_lock = threading.Lock()
 
     @cached_property
     def relevance(self) -> RelevanceScorer:
@@ -55,9 +57,10 @@ class Answerer:
         return Grounder(SupportScorer(self.retriever.index.embedder))
 
     def backend(self, name: str) -> Backend:
-        if name not in self._backends:
-            self._backends[name] = make_backend(name, self.settings, self.relevance)
-        return self._backends[name]
+        with self._backends_lock:
+            if name not in self._backends:
+                self._backends[name] = make_backend(name, self.settings, self.relevance)
+            return self._backends[name]
 
     # ---- the chain --------------------------------------------------------------------
 

@@ -199,6 +199,15 @@ def _rarity(wanted: Iterable[str], found: list[set[str]]) -> dict[str, float]:
     return {word: math.log((len(found) + 1) / (counts[word] + 0.5)) for word in wanted}
 
 
+def _paper_words(contexts: list[str], passages: list[str]) -> dict[str, set[str]]:
+    """The words of each paper (told apart by its context) in all its passages: a name
+    that identifies the paper need not be repeated in every sentence."""
+    found: dict[str, set[str]] = {}
+    for context, passage in zip(contexts, passages, strict=True):
+        found.setdefault(context, words(context)).update(words(passage))
+    return found
+
+
 class RelevanceScorer:
     """Scores sentences against a question in [0, 1].
 
@@ -232,11 +241,11 @@ class RelevanceScorer:
             return np.zeros(0, dtype=np.float32)
         contexts = contexts or [""] * len(sentences)
         found = [words(s) | words(c) for s, c in zip(sentences, contexts, strict=True)]
-        around = [words(p) for p in passages] if passages else found
-        focus = Focus.of(question).known_to(set().union(*found, *around))
-        names = np.array([focus.name_match(f | a) for f, a in zip(found, around, strict=True)])
+        paper = _paper_words(contexts, passages or sentences)
+        focus = Focus.of(question).known_to(set().union(*paper.values()))
+        names = np.array([focus.name_match(paper[c]) for c in contexts])
         weight = _rarity(focus.terms | focus.names, found)
-        coverage = np.array([focus.coverage(w, weight) for w in found])
+        coverage = np.array([(focus.coverage(w, weight) + focus.coverage(paper[c], weight)) / 2 for w, c in zip(found, contexts)])
         fit = np.array([focus.answers_asked_for(s) for s in sentences])
         if focus.terms:
             sentence_sim, passage_sim = self._similarities(question, sentences, passages)
@@ -254,10 +263,13 @@ class RelevanceScorer:
         self, question: str, sentences: list[str], passages: list[str] | None
     ) -> tuple[np.ndarray, np.ndarray]:
         """Cosine similarity of the question to each sentence and to its passage (the
-        sentence itself when passages are not given), clipped at 0."""
+        sentence itself when passages are not given), clipped at 0. A question of several
+        sentences counts as close to a sentence when its last one alone is."""
+        probes = list(dict.fromkeys([question, _asked_part(question)]))
         unique = list(dict.fromkeys(passages or []))
-        vectors = self.embedder.embed([question, *sentences, *unique])
-        similarity = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
+        vectors = self.embedder.embed([*probes, *sentences, *unique])
+        probed = len(probes)
+        similarity = np.clip(vectors[probed:] @ vectors[:probed].T, 0.0, 1.0).max(axis=1)
         sentence_sim = similarity[: len(sentences)]
         if not passages:
             return sentence_sim, sentence_sim

@@ -181,7 +181,7 @@ def answer_rows(part: dict) -> list[Row]:
     for label, samples in part["cold"].items():
         rows.append(
             Row(
-                f"cold `citeqa {label}` (median of {len(samples)})",
+                f"cold citeqa {label} (median of {len(samples)})",
                 _cold(samples),
                 target=Target(f"≤ {COLD_ASK_S:g} s", median(samples) <= COLD_ASK_S),
             )

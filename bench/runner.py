@@ -34,11 +34,11 @@ def _run(command: list[str], env: dict[str, str], log: Path) -> None:
         raise RuntimeError(f"{' '.join(command[:4])} … exited {done.returncode}:\n{tail}")
 
 
-def run_worker(task: str, system: str, workdir: Path, quick: bool) -> dict:
+def run_worker(task: str, system: str, workdir: Path, options: list[str]) -> dict:
     """Run `bench.worker` for one system in its own process and return its results."""
     out = workdir / f"{task}-{system}.json"
     command = [sys.executable, "-m", "bench.worker", task, system, str(workdir), str(out)]
-    _run([*command, "--quick"] if quick else command, clean_env(), workdir / f"{out.stem}.log")
+    _run([*command, *options], clean_env(), workdir / f"{out.stem}.log")
     return json.loads(out.read_text())
 
 

@@ -21,7 +21,6 @@ from .systems import CiteqaSystem, LlamaIndexSystem, Searcher, System, make_syst
 K = 5  # citeqa's default passages per question, used for both systems
 SEED_RUNS = 3
 RETRIEVAL_ROUNDS = 5
-ANSWER_ROUNDS = 3
 TOKENS_RUNS = 3
 TOKENS_PROMPT = "Explain in a short paragraph what a neural network's loss function is."
 
@@ -73,8 +72,9 @@ def warm_latency(run: Callable[[str], object], questions: list[str], rounds: int
     return summary_ms(samples)
 
 
-def retrieval(name: str, workdir: Path, quick: bool) -> dict:
-    """Ingest, re-ingest, recall, warm latency and peak memory of one system."""
+def retrieval(name: str, workdir: Path, options: argparse.Namespace) -> dict:
+    """Ingest, re-ingest, recall, warm latency and peak memory of one system (with
+    `options.quick`, on the seeds only)."""
     result: dict = {"system": name, "load_start": load_average()}
     result["seed_papers"] = len(load_corpus([SEEDS]))
     system, index_dir, result["seeds_ingest_s"] = ingest_seeds(name, workdir)
@@ -82,7 +82,7 @@ def retrieval(name: str, workdir: Path, quick: bool) -> dict:
     questions = dev_questions()
     result["recall"] = recall(system.searchers(K), questions)
     result["latency_index"] = "seeds"
-    if not quick:
+    if not options.quick:
         index_dir = workdir / "abstracts_2024"
         system = make_system(name, index_dir)
         result["abstracts_papers"] = len(load_corpus([ABSTRACTS_2024]))
@@ -150,10 +150,9 @@ def tokens_per_second(system: CiteqaSystem) -> float:
     return median([measure_tokens_per_second(backend, TOKENS_PROMPT) for _ in range(TOKENS_RUNS)])
 
 
-def answers(name: str, workdir: Path, quick: bool) -> dict:
-    """Warm answer latency per backend on the seed index (and tokens/s for citeqa).
-
-    `quick` changes nothing: this part does not use the 5,564 abstracts."""
+def answers(name: str, workdir: Path, options: argparse.Namespace) -> dict:
+    """Warm answer latency per backend on the seed index, `options.answer_rounds` passes
+    over the questions (and the local model's tokens/s for citeqa)."""
     result: dict = {"system": name, "load_start": load_average()}
     index_dir = workdir / "answers"
     system = make_system(name, index_dir)
@@ -161,7 +160,8 @@ def answers(name: str, workdir: Path, quick: bool) -> dict:
     askers = citeqa_askers(system) if name == "citeqa" else llama_index_askers(system)
     questions = answer_questions()
     result["latency"] = {
-        label: answer_latency(ask, questions, ANSWER_ROUNDS) for label, ask in askers.items()
+        label: answer_latency(ask, questions, options.answer_rounds)
+        for label, ask in askers.items()
     }
     if name == "citeqa":
         result["tokens_per_second"] = tokens_per_second(system)
@@ -181,8 +181,9 @@ def main() -> None:
     parser.add_argument("workdir", type=Path)
     parser.add_argument("out", type=Path)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--answer-rounds", type=int, default=3)
     args = parser.parse_args()
-    result = TASKS[args.task](args.system, args.workdir / args.system, args.quick)
+    result = TASKS[args.task](args.system, args.workdir / args.system, args)
     args.out.write_text(json.dumps(result, indent=2))
 
 

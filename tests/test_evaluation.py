@@ -380,7 +380,7 @@ def test_the_baseline_cites_node_texts_and_is_scored_as_is(seeded_dir, fake_open
     reply = baseline.answer(question(question="Which papers study neural collapse?"))
     assert not reply.refused and len(reply.sentences) == 2
     assert reply.sentences == reply.raw_sentences
-    assert len(reply.papers) >= 3
+    assert reply.papers and all(len(s.evidence) == 1 for s in reply.sentences)
     cited = reply.sentences[0].evidence[0]
     assert not cited.startswith("Source") and cited in assistant.index.snapshot().chunk_texts
     prompt = fake_openai.requests_to("/chat/completions")[0].body["messages"][-1]["content"]

@@ -23,6 +23,7 @@ from assistant.settings import UISettings
 log = logging.getLogger(__name__)
 
 CSS_PATH = Path(__file__).with_name("style.css")
+EVIDENCE_JS = Path(__file__).with_name("evidence.js").read_text(encoding="utf-8")
 # Chats answered at once; the local model serialises its own generation.
 CONCURRENCY = 8
 MAX_K = 50  # the upper bound of `retrieval.k`
@@ -32,12 +33,7 @@ THEME = gr.themes.Soft(
     font_mono=["ui-monospace", "SFMono-Regular", "Menlo", "Consolas", "monospace"],
 )
 PAPER_COLUMNS = ["Title", "Authors", "Venue", "Area"]
-# A popover opened near the bottom of the chat would be cut off: scroll it into view.
-REVEAL_EVIDENCE_JS = """() => document.addEventListener("focusin", (event) => {
-  const popover = event.target.closest?.(".cq-cite")?.querySelector(".cq-pop");
-  popover?.scrollIntoView({ block: "nearest", behavior: "smooth" });
-})"""
-STYLE = {"theme": THEME, "css_paths": CSS_PATH, "js": REVEAL_EVIDENCE_JS}
+STYLE = {"theme": THEME, "css_paths": CSS_PATH, "js": EVIDENCE_JS}
 
 
 def _esc(text: str | None) -> str:
@@ -82,8 +78,12 @@ def _note(answer: Answer) -> str:
     return f'<span class="cq-note">Note: {_esc(answer.note)}</span>' if answer.note else ""
 
 
-def _distinct_papers(hits: list[Hit]) -> list[Hit]:
-    return list({hit.paper_id: hit for hit in hits}.values())
+def _by_paper(hits: list[Hit]) -> list[list[Hit]]:
+    """`hits` grouped by paper, in order of each paper's best hit."""
+    groups: dict[str, list[Hit]] = {}
+    for hit in hits:
+        groups.setdefault(hit.paper_id, []).append(hit)
+    return list(groups.values())
 
 
 def render_refusal(answer: Answer) -> str:
@@ -91,7 +91,7 @@ def render_refusal(answer: Answer) -> str:
     items = "".join(
         f"<li>{_link(hit.display_title, hit.url)} <span class='cq-venue'>{_esc(hit.venue)}</span>"
         "</li>"
-        for hit in _distinct_papers(answer.sources)
+        for hit, *_ in _by_paper(answer.sources)
     )
     closest = f'<span class="cq-label">Closest papers</span><ul>{items}</ul>' if items else ""
     return (
@@ -129,25 +129,33 @@ def render_error(message: str) -> str:
 
 
 def render_sources(answer: Answer | None, show_passages: bool) -> str:
-    """The side panel: every retrieved passage's paper and score, its chips if cited."""
+    """The side panel: the retrieved papers with their best score and chips if cited; with
+    `show_passages`, every retrieved passage and its own score."""
     if answer is None or not answer.sources:
         return '<div class="cq-sources cq-empty">The sources of an answer appear here.</div>'
     cited: dict[str, list[int]] = {}
     for citation in answer.citations:
         cited.setdefault(citation.paper_id, []).append(citation.n)
     rows = "".join(
-        _source_row(hit, cited.get(hit.paper_id, []), show_passages) for hit in answer.sources
+        _source_row(hits, cited.get(hits[0].paper_id, []), show_passages)
+        for hits in _by_paper(answer.sources)
     )
     return f'<div class="cq-sources"><ol>{rows}</ol></div>'
 
 
-def _source_row(hit: Hit, numbers: list[int], show_passage: bool) -> str:
+def _source_row(hits: list[Hit], numbers: list[int], show_passages: bool) -> str:
+    best = hits[0]
     chips = "".join(f'<sup class="cq-chip">{n}</sup>' for n in numbers)
-    passage = f'<span class="cq-passage">{_esc(hit.text)}</span>' if show_passage else ""
+    passages = "".join(
+        f'<span class="cq-passage">{_esc(hit.text)} <span class="cq-score">score '
+        f"{hit.score:.4f}</span></span>"
+        for hit in hits
+        if show_passages
+    )
     return (
-        f"<li>{_link(hit.display_title, hit.url)}{chips}"
-        f'<span class="cq-pop-meta">{_esc(hit.venue or "venue unknown")} · '
-        f"score {hit.score:.4f}</span>{passage}</li>"
+        f"<li>{_link(best.display_title, best.url)}{chips}"
+        f'<span class="cq-pop-meta">{_esc(best.venue or "venue unknown")} · '
+        f"score {best.score:.4f}</span>{passages}</li>"
     )
 
 

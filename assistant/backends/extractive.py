@@ -13,8 +13,9 @@ from ..settings import AnswerSettings
 from ..text import sentence_spans
 from .base import GenerationRequest, Source
 
-_PLURAL_QUESTION = re.compile(
-    r"\b(which|what)\s+(papers|works|studies|methods|approaches)\b", re.IGNORECASE
+_WHICH_PAPER = re.compile(
+    r"\b(which|what)\s+(?:[\w$-]+\s+){0,4}?(papers?|works?|study|studies|methods?|approach(es)?)\b",
+    re.IGNORECASE,
 )
 _CONTRIBUTION = re.compile(
     r"\b(we|this (paper|work)|our (work|method|approach))\b[^.]*?\b(propose|introduce|present|"
@@ -27,8 +28,11 @@ _BOILERPLATE = re.compile(
     re.IGNORECASE,
 )
 _CONTRIBUTION_BONUS = 0.1
+# Asked which paper does something, a reader wants each paper's own statement of it.
+_IDENTIFYING_BONUS = 1.0
 _NUMBER_BONUS = 0.1
 _SAME_PAPER_SHARE = 0.6
+_LISTED_PAPER_SHARE = 0.5
 _OTHER_PAPER_SHARE = 0.85
 
 
@@ -51,13 +55,15 @@ def _sentences(sources: list[Source]) -> list[tuple[Source, str]]:
     return found
 
 
-def _preference(question: str, texts: list[str]) -> np.ndarray:
+def _preference(question: str, texts: list[str], identify: bool) -> np.ndarray:
     """A bonus, for ordering only, for the sentences a reader wants quoted: the one stating
-    the paper's contribution, and, for a question asking how much, one with a number."""
+    the paper's contribution (first of all when asked which paper), and, for a question
+    asking how much, one with a number."""
+    contribution = _IDENTIFYING_BONUS if identify else _CONTRIBUTION_BONUS
     wants_number = asks_quantity(question)
     return np.array(
         [
-            _CONTRIBUTION_BONUS * bool(_CONTRIBUTION.search(text))
+            contribution * bool(_CONTRIBUTION.search(text))
             + _NUMBER_BONUS * (wants_number and has_number(text))
             for text in texts
         ]
@@ -79,9 +85,9 @@ class ExtractiveBackend:
     def select(self, question: str, sources: list[Source]) -> list[tuple[Source, str]]:
         """The sentences that answer `question`, best first (empty when none does).
 
-        A "which papers" question gets the best sentence of each paper that answers it;
-        any other question the relevant sentences of the paper that answers it best, and
-        those of other papers that answer it nearly as well."""
+        A "which papers" question gets one sentence from each paper that answers it, its
+        contribution when relevant; any other question the relevant sentences of the paper
+        that answers it best, and those of other papers that answer it nearly as well."""
         candidates = _sentences(sources)
         if not candidates:
             return []
@@ -92,11 +98,19 @@ class ExtractiveBackend:
         best = int(np.argmax(scores))
         if scores[best] < self.settings.min_relevance:
             return []
-        order = np.argsort(-(scores + _preference(question, texts)), kind="stable")
+        which = _WHICH_PAPER.search(question)
+        order = np.argsort(-(scores + _preference(question, texts, bool(which))), kind="stable")
         papers = [source.paper_id for source, _ in candidates]
-        if _PLURAL_QUESTION.search(question):
-            eligible = [i for i in order if scores[i] >= self.settings.min_relevance]
-            chosen = [i for n, i in enumerate(eligible) if papers[i] not in {papers[j] for j in eligible[:n]}]
+        paper_best: dict[str, float] = {}
+        for paper, score in zip(papers, scores, strict=True):
+            paper_best[paper] = max(paper_best.get(paper, 0.0), float(score))
+        if which and which.group(2).lower().endswith("s"):
+            answering = {p for p, score in paper_best.items() if score >= self.settings.min_relevance}
+            chosen = []
+            for i in order:
+                if papers[i] in answering and scores[i] >= _LISTED_PAPER_SHARE * paper_best[papers[i]]:
+                    answering.discard(papers[i])
+                    chosen.append(i)
         else:
             share = {papers[best]: _SAME_PAPER_SHARE}
             chosen = [
