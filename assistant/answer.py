@@ -8,6 +8,13 @@ from .corpus import short_authors
 from .retrieval import Hit
 
 REFUSAL = "The indexed papers do not answer this."
+JSON_KEYS = frozenset(
+    {"question", "answer", "refused", "backend", "sentences", "citations"}
+    | {"dropped_sentences", "timings_ms"}
+)
+CITATION_KEYS = frozenset(
+    {"n", "paper_id", "title", "authors", "venue", "url", "snippet", "start", "end"}
+)
 
 
 class Citation(BaseModel):
@@ -84,3 +91,31 @@ class Answer(BaseModel):
             lines.append(f"[{citation.n}] {citation.display_title}. {authors}{venue}.{link}")
             lines.append(f"    > {citation.snippet}")
         return "\n".join(lines).rstrip() + "\n"
+
+
+def contract_problems(data: dict) -> list[str]:
+    """What is wrong with an answer in the JSON contract of `citeqa ask --json` (empty
+    when nothing is): the exact keys, citations numbered 1..n, every sentence of a
+    non-refused answer cited, every cited number listed."""
+    problems = []
+    if set(data) != JSON_KEYS:
+        problems.append(f"keys {sorted(set(data) ^ JSON_KEYS)} differ from the contract")
+        return problems
+    numbers = [citation.get("n") for citation in data["citations"]]
+    if numbers != list(range(1, len(numbers) + 1)):
+        problems.append(f"citations are numbered {numbers}")
+    problems += [
+        f"citation {c.get('n')} has keys {sorted(set(c) ^ CITATION_KEYS)} differing"
+        for c in data["citations"]
+        if set(c) != CITATION_KEYS
+    ]
+    if data["refused"]:
+        return problems
+    if not data["sentences"]:
+        problems.append("an answer without sentences")
+    for sentence in data["sentences"]:
+        if not sentence["citations"]:
+            problems.append(f"uncited sentence {sentence['text'][:60]!r}")
+        elif not set(sentence["citations"]) <= set(numbers):
+            problems.append(f"sentence cites {sentence['citations']}, not all listed")
+    return problems

@@ -11,44 +11,21 @@ import pytest
 from fake_openai_server import Behaviour
 
 from assistant import Assistant, BackendError, Settings
-from assistant.answer import REFUSAL, Answer
+from assistant.answer import JSON_KEYS, REFUSAL, Answer, contract_problems
 from assistant.grounding import parse_citations, split_claims
 from assistant.settings import LLMSettings
 
 GALORE_Q = "By how much does GaLore reduce memory used by optimizer states?"
 GALORE_FACT = "Our approach reduces memory usage by up to 65.5% in optimizer states"
-CONTRACT = {
-    "question",
-    "answer",
-    "refused",
-    "backend",
-    "sentences",
-    "citations",
-    "dropped_sentences",
-    "timings_ms",
-}
-CITATION_KEYS = {"n", "paper_id", "title", "authors", "venue", "url", "snippet", "start", "end"}
 
 
 def assert_contract(answer: Answer, assistant: Assistant) -> dict:
-    data = answer.to_json()
-    assert set(data) == CONTRACT
+    data = json.loads(json.dumps(answer.to_json()))
+    assert contract_problems(data) == []
     assert set(data["timings_ms"]) == {"retrieve", "generate", "total"}
-    numbers = [c["n"] for c in data["citations"]]
-    assert numbers == list(range(1, len(numbers) + 1))
     abstracts = {p.paper_id: p.abstract for p in assistant.papers()}
-    for citation in data["citations"]:
-        assert set(citation) == CITATION_KEYS
-        assert (
-            abstracts[citation["paper_id"]][citation["start"] : citation["end"]]
-            == citation["snippet"]
-        )
-    if not data["refused"]:
-        assert data["sentences"]
-        for sentence in data["sentences"]:
-            assert sentence["citations"], sentence
-            assert set(sentence["citations"]) <= set(numbers)
-    json.dumps(data)
+    for c in data["citations"]:
+        assert abstracts[c["paper_id"]][c["start"] : c["end"]] == c["snippet"]
     return data
 
 
@@ -213,7 +190,7 @@ def test_cli_ask_json_is_exactly_the_contract(seeded_dir, assistant):
     result = citeqa(seeded_dir, "ask", GALORE_Q, "--backend", "extractive", "--json")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
-    assert set(data) == CONTRACT and data["backend"] == "extractive"
+    assert set(data) == JSON_KEYS and data["backend"] == "extractive"
     assert "65.5%" in data["answer"]
 
 
