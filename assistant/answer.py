@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from .corpus import short_authors
-from .retrieval import Hit
+from .retrieval import Hit, PaperRef
 
 REFUSAL = "The indexed papers do not answer this."
 JSON_KEYS = frozenset(
@@ -17,18 +17,12 @@ CITATION_KEYS = frozenset(
 )
 
 
-class Citation(BaseModel):
+class Citation(PaperRef):
     """Source `[n]`: a paper and the sentence(s) of its abstract that support the answer.
 
     `start`/`end` is the character span of `snippet` in that paper's abstract."""
 
     n: int
-    paper_id: str
-    title: str | None
-    display_title: str
-    authors: list[str]
-    venue: str | None
-    url: str | None
     snippet: str
     start: int
     end: int
@@ -69,7 +63,8 @@ class Answer(BaseModel):
             "backend": self.backend,
             "sentences": [sentence.model_dump() for sentence in self.sentences],
             "citations": [
-                citation.model_dump(exclude={"display_title"}) for citation in self.citations
+                {"n": citation.n, **citation.model_dump(exclude={"display_title", "n"})}
+                for citation in self.citations
             ],
             "dropped_sentences": self.dropped_sentences,
             "timings_ms": {

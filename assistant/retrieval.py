@@ -17,12 +17,8 @@ from .settings import RetrievalSettings
 Mode = Literal["hybrid", "dense", "keyword"]
 
 
-class Hit(BaseModel):
-    """One retrieved chunk with its paper's metadata and its scores.
-
-    `start`/`end` and `sentences` are character spans in the paper's abstract; `score` is
-    the fused score used for ranking (higher is better), `dense_score` the cosine
-    similarity and `keyword_score` the BM25 score, each None when that side missed it."""
+class PaperRef(BaseModel):
+    """What identifies a paper to a reader: id, title (or a stand-in), authors, venue, link."""
 
     paper_id: str
     title: str | None
@@ -30,6 +26,15 @@ class Hit(BaseModel):
     authors: list[str]
     venue: str | None
     url: str | None
+
+
+class Hit(PaperRef):
+    """One retrieved chunk with its paper's metadata and its scores.
+
+    `start`/`end` and `sentences` are character spans in the paper's abstract; `score` is
+    the fused score used for ranking (higher is better), `dense_score` the cosine
+    similarity and `keyword_score` the BM25 score, each None when that side missed it."""
+
     area: str | None
     chunk_id: str
     text: str

@@ -6,6 +6,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,18 @@ from assistant import Assistant, Settings  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 EVAL = REPO / "eval"
+
+
+def run_citeqa(data_dir: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    """Run the `citeqa` command line in a subprocess on `data_dir`, as a user would."""
+    return subprocess.run(
+        [sys.executable, "-m", "assistant", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CITEQA_DATA_DIR": str(data_dir), **env},
+        timeout=300,
+        cwd=str(data_dir),
+    )
 
 
 def free_port() -> int:

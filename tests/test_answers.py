@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
+from conftest import run_citeqa
 from fake_openai_server import Behaviour
 
 from assistant import Assistant, BackendError, Settings
@@ -175,19 +173,8 @@ def test_local_model_generates_and_the_answer_is_verified(assistant):
 # ---- the command line ----------------------------------------------------------------
 
 
-def citeqa(seeded_dir, *args):
-    env = {**os.environ, "CITEQA_DATA_DIR": str(seeded_dir)}
-    return subprocess.run(
-        [sys.executable, "-m", "assistant", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
-
-
 def test_cli_ask_json_is_exactly_the_contract(seeded_dir, assistant):
-    result = citeqa(seeded_dir, "ask", GALORE_Q, "--backend", "extractive", "--json")
+    result = run_citeqa(seeded_dir, "ask", GALORE_Q, "--backend", "extractive", "--json")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert set(data) == JSON_KEYS and data["backend"] == "extractive"
@@ -195,13 +182,13 @@ def test_cli_ask_json_is_exactly_the_contract(seeded_dir, assistant):
 
 
 def test_cli_ask_prints_references_with_snippets(seeded_dir):
-    result = citeqa(seeded_dir, "ask", GALORE_Q, "--backend", "extractive")
+    result = run_citeqa(seeded_dir, "ask", GALORE_Q, "--backend", "extractive")
     assert result.returncode == 0, result.stderr
     assert "References" in result.stdout and "[1] GaLore" in result.stdout
     assert '"Our approach reduces memory usage by up to 65.5%' in result.stdout
 
 
 def test_cli_unknown_backend_is_one_clear_sentence(seeded_dir):
-    result = citeqa(seeded_dir, "ask", GALORE_Q, "--backend", "gpt9")
+    result = run_citeqa(seeded_dir, "ask", GALORE_Q, "--backend", "gpt9")
     assert result.returncode == 1
     assert "unknown backend 'gpt9'" in result.stderr and "Traceback" not in result.stderr

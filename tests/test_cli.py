@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 
 import pytest
+from conftest import run_citeqa
 
 
 def citeqa(data_dir, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    env = {**os.environ, "CITEQA_DATA_DIR": str(data_dir)}
-    command = [sys.executable, "-m", "assistant", *args]
-    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    result = run_citeqa(data_dir, *args)
     if check:
         assert result.returncode == 0, result.stderr
     return result

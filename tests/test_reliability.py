@@ -4,29 +4,16 @@ cannot pass grounding."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 
 import pytest
+from conftest import run_citeqa
 from fake_openai_server import Behaviour
 
 from assistant import Assistant, CorpusError, QuestionError, Settings
 from assistant.settings import LLMSettings
 
 SECRET = "sk-test-SECRET-4242424242"
-
-
-def citeqa(data_dir, *args: str, **env: str) -> subprocess.CompletedProcess:
-    environment = {**os.environ, "CITEQA_DATA_DIR": str(data_dir), **env}
-    return subprocess.run(
-        [sys.executable, "-m", "assistant", *args],
-        capture_output=True,
-        text=True,
-        env=environment,
-        timeout=300,
-        cwd=str(data_dir),
-    )
 
 
 def assert_one_clear_error(result: subprocess.CompletedProcess, *needles: str) -> None:
@@ -71,7 +58,7 @@ def test_odd_questions_get_a_valid_answer_or_refusal(assistant, question):
 
 
 def test_cli_huge_question_exits_non_zero_with_the_message_on_stderr(seeded_dir):
-    result = citeqa(seeded_dir, "ask", "why " * 30_000, "--backend", "extractive")
+    result = run_citeqa(seeded_dir, "ask", "why " * 30_000, "--backend", "extractive")
     assert_one_clear_error(result, "characters; the limit is")
 
 
@@ -92,13 +79,13 @@ def test_bad_settings_name_the_setting(seeded_dir, tmp_path, env, toml, needle):
     if toml is not None:
         (tmp_path / "citeqa.toml").write_text(toml)
         env = {**env, "CITEQA_CONFIG": str(tmp_path / "citeqa.toml")}
-    result = citeqa(seeded_dir, "search", "neural collapse", **env)
+    result = run_citeqa(seeded_dir, "search", "neural collapse", **env)
     assert_one_clear_error(result, needle)
 
 
 def test_toml_file_is_read(seeded_dir, tmp_path):
     (tmp_path / "citeqa.toml").write_text("[retrieval]\nk = 2\n")
-    result = citeqa(
+    result = run_citeqa(
         seeded_dir,
         "search",
         "neural collapse",
@@ -141,7 +128,7 @@ def test_broken_corpus_files_leave_the_index_unchanged(fresh_dir, tmp_path, name
 
 def test_cli_offers_the_extractive_answer_when_the_api_fails(seeded_dir, fake_openai):
     fake_openai.default = Behaviour.unauthorized()
-    result = citeqa(
+    result = run_citeqa(
         seeded_dir,
         "ask",
         "What does GaLore do?",
@@ -151,7 +138,7 @@ def test_cli_offers_the_extractive_answer_when_the_api_fails(seeded_dir, fake_op
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["backend"] == "extractive"
-    text = citeqa(
+    text = run_citeqa(
         seeded_dir,
         "ask",
         "What does GaLore do?",
