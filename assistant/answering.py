@@ -136,9 +136,14 @@ class Answerer:
         """A draft is usable when some verified sentence addresses the question."""
         if draft is None or not draft.grounding.sentences:
             return False
-        texts = [sentence.text for sentence in draft.grounding.sentences]
-        contexts = [_context(hits[s.evidence[0].hit]) for s in draft.grounding.sentences]
-        scores = self.relevance.score(question, texts, contexts)
+        sentences = draft.grounding.sentences
+        cited = [hits[sentence.evidence[0].hit] for sentence in sentences]
+        scores = self.relevance.score(
+            question,
+            [sentence.text for sentence in sentences],
+            [_context(hit) for hit in cited],
+            [hit.text for hit in cited],
+        )
         return float(scores.max()) >= self.settings.answer.min_relevance
 
     def _abstracts(self, hits: list[Hit]) -> dict[str, str]:

@@ -1,6 +1,7 @@
 """How well a sentence addresses a question: embedding similarity of the sentence and of its
 passage, plus coverage of the question's focus words (the words that say what is asked,
-not which paper it is about), weighted by how rare they are among the candidates."""
+not which paper it is about), rare words counting more, and whether the sentence states
+the thing the question asks for."""
 
 from __future__ import annotations
 
@@ -18,7 +19,13 @@ from .text import sentence_spans
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9+\-]*")
 _ACRONYM_PLURAL = re.compile(r"^([A-Z][A-Z0-9\-]*[A-Z0-9])s$")
-_QUESTION_WORDS = frozenset(
+
+
+def _word_set(listing: str) -> frozenset[str]:
+    return frozenset(listing.split())
+
+
+_QUESTION_WORDS = _word_set(
     "what which who whom whose when where why how does do did is are was were can could "
     "would should will much many paper papers study studies work works propose proposes "
     "proposed method methods approach approaches use uses used tell me about describe "
@@ -26,25 +33,32 @@ _QUESTION_WORDS = frozenset(
     "there has have had having get gets got make makes made from its itself them they their "
     "one ones up so per also just really only very more most than other e g i ie eg s "
     "report reports reported say says said according whether you your we our us "
-    "introduce introduces introduced new novel now before".split()
+    "introduce introduces introduced new novel now before"
 )
 _AUXILIARY = r"(?:is|are|was|were|do|does|did|can|could|would|should|will|has|have|had)"
+_NOT_AUXILIARY = rf"(?!{_AUXILIARY}\b)"
 # "what learning rate did ...", "how many tasks are ...", "what is the licence of ...":
 # the thing a sentence must name to answer.
 _ASKED_FOR = re.compile(
-    rf"\b(?:what|which|how many)\s+((?:(?!{_AUXILIARY}\b)[A-Za-z0-9][\w+\-]*\s+){{1,6}}?)"
+    rf"\b(?:what|which|how many)\s+((?:{_NOT_AUXILIARY}[A-Za-z0-9][\w+\-]*\s+){{1,6}}?)"
     rf"{_AUXILIARY}\b"
     r"|\bwhat\s+(?:is|are|was|were)\s+the\s+((?:[A-Za-z0-9][\w+\-]*\s+){1,3}?)"
     r"(?:of|for|in|on|at|that|when|used)\b",
     re.IGNORECASE,
 )
-_VAGUE_THINGS = frozenset(
+_VAGUE_THINGS = _word_set(
     "kind kinds type types sort level degree extent percentage percent number amount "
-    "fraction proportion share".split()
+    "fraction proportion share"
 )
 # Things asked for by kind, that a sentence names rather than calls by the kind's name
 # ("which benchmarks ..." is answered by "... on AdvBench and HarmBench").
 _NAMED_KINDS = frozenset({"dataset", "benchmark", "baselin", "corpus"})
+_WHICH_PAPER = re.compile(
+    rf"\b(?:which|what)\s+(?:{_NOT_AUXILIARY}[\w$-]+\s+){{0,4}}?"
+    r"(papers?|works?|study|studies|methods?|approach(?:es)?)\b",
+    re.IGNORECASE,
+)
+_ONE_PAPER = frozenset({"paper", "work", "study", "method", "approach"})
 _QUANTITY = re.compile(
     r"\bhow (many|much|large|big|fast|long|often|far)\b|\bwhat (percentage|fraction|share|"
     r"proportion|number)\b|\bby (how much|what)\b|\bto what\b",
@@ -56,7 +70,11 @@ _NUMBER = re.compile(
     r"hundred|thousand|million|billion|twice|half|dozens?)\b",
     re.IGNORECASE,
 )
-_ASKED_FOR_WEIGHT = 0.5
+# Each thing the question asks for that a sentence leaves out scales its score down, to
+# half when it leaves out all of it; so does a paper that mentions under half of a
+# description the question identifies a paper by.
+_MISSING_PENALTY = 0.5
+_TOPIC_COVERAGE = 0.5
 
 
 @cache
@@ -99,6 +117,10 @@ def words(text: str) -> set[str]:
     return set(_stems(tokens + parts))
 
 
+def _names(text: str) -> set[str]:
+    return set(_stems(w for w in _WORD.findall(text) if _is_name(w)))
+
+
 def has_number(text: str) -> bool:
     """Whether `text` states a quantity (a figure or a number word, not a digit in a name)."""
     return bool(_NUMBER.search(text))
@@ -106,14 +128,16 @@ def has_number(text: str) -> bool:
 
 def asks_quantity(question: str) -> bool:
     """Whether the question asks how many, how much, what percentage..."""
-    return bool(_QUANTITY.search(question))
+    return bool(_QUANTITY.search(asked_part(question)))
 
 
-def _names(text: str) -> set[str]:
-    return set(_stems(w for w in _WORD.findall(text) if _is_name(w)))
+def asks_which_paper(question: str) -> str | None:
+    """The noun of a question asking which paper (or papers, methods...) does something."""
+    match = _WHICH_PAPER.search(asked_part(question))
+    return match.group(1).lower() if match else None
 
 
-def _asked_part(question: str) -> str:
+def asked_part(question: str) -> str:
     """The last sentence of the question: a follow-up rewritten as 'previous question +
     follow-up' asks its last sentence, about what the earlier ones name."""
     spans = sentence_spans(question)
@@ -140,55 +164,65 @@ def _asked_for(question: str) -> frozenset[str]:
 @dataclass(frozen=True)
 class Focus:
     """What a question is about: the names it mentions (methods, models, datasets), the
-    other words of the part that asks, and the thing it asks for (a learning rate, a
-    number of tasks), which an answering sentence must mention."""
+    other words of the part that asks, the thing it asks for (a learning rate, a number
+    of tasks), and whether it wants a figure or asks which one paper fits a description."""
 
     names: frozenset[str]
     terms: frozenset[str]
     asked_for: frozenset[str] = frozenset()
     wants_number: bool = False
+    which_paper: bool = False
 
     @classmethod
     def of(cls, question: str) -> Focus:
-        asked = _asked_part(question)
+        asked = asked_part(question)
         names = frozenset(_names(question))
         terms = frozenset(_stems(w for w in _focus_tokens(asked) if not _is_name(w)))
-        return cls(names, terms - names, _asked_for(asked), asks_quantity(asked))
+        return cls(
+            names,
+            terms - names,
+            _asked_for(asked),
+            asks_quantity(asked),
+            asks_which_paper(asked) in _ONE_PAPER,
+        )
 
     def known_to(self, vocabulary: set[str]) -> Focus:
         """This focus where names the passages never mention count as ordinary terms: a
         name may be spelled differently, or be absent because nothing answers."""
         unknown = self.names - vocabulary
-        return Focus(self.names - unknown, self.terms | unknown, self.asked_for, self.wants_number)
+        return Focus(
+            self.names - unknown,
+            self.terms | unknown,
+            self.asked_for,
+            self.wants_number,
+            self.which_paper,
+        )
 
-    def name_match(self, sentence_words: set[str]) -> float:
+    def name_match(self, found: set[str]) -> float:
         """Share of the named methods, models or datasets found (1 when none is named)."""
         if not self.names:
             return 1.0
-        return len(self.names & sentence_words) / len(self.names)
+        return len(self.names & found) / len(self.names)
 
-    def coverage(self, sentence_words: set[str], weight: dict[str, float] | None = None) -> float:
+    def coverage(self, found: set[str], weight: dict[str, float]) -> float:
         """Weighted share of the focus terms (names when there are no other terms) found."""
         wanted = self.terms or self.names
         if not wanted:
             return 0.0
-        weight = weight or {}
-        total = sum(weight.get(w, 1.0) for w in wanted)
-        return sum(weight.get(w, 1.0) for w in wanted & sentence_words) / total
+        return sum(weight[w] for w in wanted & found) / sum(weight[w] for w in wanted)
 
     def answers_asked_for(self, sentence: str) -> float:
-        """How fully the sentence states what the question asks for, in [0, 1] (1 when it
-        asks for nothing in particular): the thing asked for, and a figure for how-many
-        questions; each missing one halves the score."""
+        """How fully the sentence states what the question asks for, in (0, 1]: the thing
+        asked for, and a figure for a how-many question."""
         share = 1.0
         if self.asked_for:
             stated = words(sentence)
             if _names(sentence) - self.names:
                 stated |= _NAMED_KINDS
             share = len(self.asked_for & stated) / len(self.asked_for)
-        fit = 1 - _ASKED_FOR_WEIGHT * (1 - share)
+        fit = 1 - _MISSING_PENALTY * (1 - share)
         if self.wants_number and not has_number(sentence):
-            fit *= 1 - _ASKED_FOR_WEIGHT
+            fit *= 1 - _MISSING_PENALTY
         return fit
 
 
@@ -212,10 +246,11 @@ class RelevanceScorer:
     """Scores sentences against a question in [0, 1].
 
     A weighted mean of the embedding similarity of the sentence, that of its passage, and
-    the coverage of the question's focus words (rare ones count more), scaled by the share
-    of named things it mentions (a question about GaLore is not answered by a sentence
-    about another method) and by whether it states what is asked for. A question that
-    only names something ("What is GaLore?") is answered by any sentence about it."""
+    the coverage of the question's focus words by the sentence and by its paper (rare
+    words count more); scaled by the share of named things the paper mentions (a question
+    about GaLore is not answered by a paper about another method) and by whether the
+    sentence states what is asked for. A question that only names something ("What is
+    GaLore?") is answered by any sentence of a paper that mentions it."""
 
     def __init__(
         self,
@@ -236,42 +271,60 @@ class RelevanceScorer:
     ) -> np.ndarray:
         """Relevance of each sentence; `contexts` (title, authors, venue of each sentence's
         paper) count for the focus words, not for the similarity; `passages` (the passage
-        each sentence comes from) count for the similarity."""
+        each sentence comes from) count for both."""
         if not sentences:
             return np.zeros(0, dtype=np.float32)
         contexts = contexts or [""] * len(sentences)
-        found = [words(s) | words(c) for s, c in zip(sentences, contexts, strict=True)]
-        paper = _paper_words(contexts, passages or sentences)
+        passages = passages or sentences
+        paper = _paper_words(contexts, passages)
         focus = Focus.of(question).known_to(set().union(*paper.values()))
-        names = np.array([focus.name_match(paper[c]) for c in contexts])
+        found = [words(s) | words(c) for s, c in zip(sentences, contexts, strict=True)]
         weight = _rarity(focus.terms | focus.names, found)
-        coverage = np.array([(focus.coverage(w, weight) + focus.coverage(paper[c], weight)) / 2 for w, c in zip(found, contexts)])
+        paper_coverage = np.array([focus.coverage(paper[c], weight) for c in contexts])
+        coverage = (np.array([focus.coverage(w, weight) for w in found]) + paper_coverage) / 2
+        blended = self._blend(question, sentences, passages, coverage) if focus.terms else coverage
         fit = np.array([focus.answers_asked_for(s) for s in sentences])
-        if focus.terms:
-            sentence_sim, passage_sim = self._similarities(question, sentences, passages)
-            coverage_weight = 1 - self.similarity_weight - self.passage_weight
-            blended = (
-                self.similarity_weight * sentence_sim
-                + self.passage_weight * passage_sim
-                + coverage_weight * coverage
-            )
-        else:
-            blended = coverage
+        if focus.which_paper:
+            fit *= 1 - _MISSING_PENALTY * (1 - np.minimum(1, paper_coverage / _TOPIC_COVERAGE))
+        names = np.array([focus.name_match(paper[c]) for c in contexts])
         return np.clip(blended, 0.0, 1.0) * names * fit
 
+    def _blend(
+        self, question: str, sentences: list[str], passages: list[str], coverage: np.ndarray
+    ) -> np.ndarray:
+        """The weighted mean of sentence similarity, passage similarity and coverage."""
+        sentence_sim, passage_sim = self._similarities(question, sentences, passages)
+        coverage_weight = 1 - self.similarity_weight - self.passage_weight
+        return (
+            self.similarity_weight * sentence_sim
+            + self.passage_weight * passage_sim
+            + coverage_weight * coverage
+        )
+
     def _similarities(
-        self, question: str, sentences: list[str], passages: list[str] | None
+        self, question: str, sentences: list[str], passages: list[str]
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Cosine similarity of the question to each sentence and to its passage (the
-        sentence itself when passages are not given), clipped at 0. A question of several
-        sentences counts as close to a sentence when its last one alone is."""
-        probes = list(dict.fromkeys([question, _asked_part(question)]))
-        unique = list(dict.fromkeys(passages or []))
-        vectors = self.embedder.embed([*probes, *sentences, *unique])
-        probed = len(probes)
-        similarity = np.clip(vectors[probed:] @ vectors[:probed].T, 0.0, 1.0).max(axis=1)
-        sentence_sim = similarity[: len(sentences)]
-        if not passages:
-            return sentence_sim, sentence_sim
-        row = {text: len(sentences) + i for i, text in enumerate(unique)}
-        return sentence_sim, similarity[[row[p] for p in passages]]
+        """Cosine similarity of the question to each sentence and to its passage, clipped
+        at 0. A passage is represented by the mean of its sentences' vectors, which costs
+        no more embedding; a question of several sentences is close to a text when its
+        last one alone is."""
+        probes = list(dict.fromkeys([question, asked_part(question)]))
+        vectors = self.embedder.embed([*probes, *sentences])
+        probe_vectors, sentence_vectors = vectors[: len(probes)], vectors[len(probes) :]
+        rows: dict[str, list[int]] = {}
+        for i, passage in enumerate(passages):
+            rows.setdefault(passage, []).append(i)
+        means = {p: _normalised(sentence_vectors[r].mean(axis=0)) for p, r in rows.items()}
+        passage_vectors = np.stack([means[p] for p in passages])
+        return _closeness(probe_vectors, sentence_vectors), _closeness(
+            probe_vectors, passage_vectors
+        )
+
+
+def _normalised(vector: np.ndarray) -> np.ndarray:
+    return vector / max(float(np.linalg.norm(vector)), 1e-12)
+
+
+def _closeness(probes: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+    """The best cosine similarity of each row of `vectors` to any probe, clipped at 0."""
+    return np.clip(vectors @ probes.T, 0.0, 1.0).max(axis=1)

@@ -75,7 +75,7 @@ class RetrievalSettings(_Section):
 class AnswerSettings(_Section):
     """How answers are composed and verified."""
 
-    min_relevance: float = Field(0.4, ge=0.0, le=1.0)
+    min_relevance: float = Field(0.35, ge=0.0, le=1.0)
     max_sentences: int = Field(4, ge=1, le=12)
     max_history_turns: int = Field(3, ge=0, le=20)
 

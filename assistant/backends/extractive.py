@@ -8,15 +8,12 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ..relevance import RelevanceScorer, asks_quantity, has_number
+from ..answer import REFUSAL
+from ..relevance import RelevanceScorer, asks_quantity, asks_which_paper, has_number
 from ..settings import AnswerSettings
 from ..text import sentence_spans
 from .base import GenerationRequest, Source
 
-_WHICH_PAPER = re.compile(
-    r"\b(which|what)\s+(?:[\w$-]+\s+){0,4}?(papers?|works?|study|studies|methods?|approach(es)?)\b",
-    re.IGNORECASE,
-)
 _CONTRIBUTION = re.compile(
     r"\b(we|this (paper|work)|our (work|method|approach))\b[^.]*?\b(propose|introduce|present|"
     r"develop|design|show|prove|find|establish|demonstrate)|\b(is|are) (a|an) (new|novel|simple|"
@@ -31,15 +28,22 @@ _CONTRIBUTION_BONUS = 0.1
 # Asked which paper does something, a reader wants each paper's own statement of it.
 _IDENTIFYING_BONUS = 1.0
 _NUMBER_BONUS = 0.1
+# Shares of the best score a sentence needs to be quoted: from the paper that answers
+# best, from another paper, and from each paper listed for a "which papers" question
+# (relative to that paper's best sentence).
 _SAME_PAPER_SHARE = 0.6
-_LISTED_PAPER_SHARE = 0.5
 _OTHER_PAPER_SHARE = 0.85
+_LISTED_PAPER_SHARE = 0.5
 
 
 def _quotable(text: str) -> bool:
     """Not a link or code-availability note, nor a piece the splitter cut off mid-sentence
     (after "i.i.d.", it starts in lower case)."""
-    return not text[0].islower() and any(char.isalpha() for char in text) and not _BOILERPLATE.search(text)
+    return (
+        not text[0].islower()
+        and any(char.isalpha() for char in text)
+        and not _BOILERPLATE.search(text)
+    )
 
 
 def _sentences(sources: list[Source]) -> list[tuple[Source, str]]:
@@ -55,11 +59,11 @@ def _sentences(sources: list[Source]) -> list[tuple[Source, str]]:
     return found
 
 
-def _preference(question: str, texts: list[str], identify: bool) -> np.ndarray:
+def _preference(question: str, texts: list[str]) -> np.ndarray:
     """A bonus, for ordering only, for the sentences a reader wants quoted: the one stating
     the paper's contribution (first of all when asked which paper), and, for a question
     asking how much, one with a number."""
-    contribution = _IDENTIFYING_BONUS if identify else _CONTRIBUTION_BONUS
+    contribution = _IDENTIFYING_BONUS if asks_which_paper(question) else _CONTRIBUTION_BONUS
     wants_number = asks_quantity(question)
     return np.array(
         [
@@ -68,6 +72,35 @@ def _preference(question: str, texts: list[str], identify: bool) -> np.ndarray:
             for text in texts
         ]
     )
+
+
+def _one_per_paper(
+    order: np.ndarray, papers: list[str], scores: np.ndarray, floor: float
+) -> list[int]:
+    """For each paper whose best sentence reaches `floor`, its first sentence in `order`
+    that is close enough to that best."""
+    best: dict[str, float] = {}
+    for paper, score in zip(papers, scores, strict=True):
+        best[paper] = max(best.get(paper, 0.0), float(score))
+    listed = {paper for paper, score in best.items() if score >= floor}
+    chosen = []
+    for i in order:
+        if papers[i] in listed and scores[i] >= _LISTED_PAPER_SHARE * best[papers[i]]:
+            listed.discard(papers[i])
+            chosen.append(int(i))
+    return chosen
+
+
+def _around_best(order: np.ndarray, papers: list[str], scores: np.ndarray) -> list[int]:
+    """The sentences in `order` close to the best one: from its paper, and from others
+    that answer nearly as well."""
+    best = int(np.argmax(scores))
+    share = {papers[best]: _SAME_PAPER_SHARE}
+    return [
+        int(i)
+        for i in order
+        if scores[i] >= share.get(papers[i], _OTHER_PAPER_SHARE) * scores[best]
+    ]
 
 
 class ExtractiveBackend:
@@ -95,35 +128,20 @@ class ExtractiveBackend:
         scores = self.relevance.score(
             question, texts, [s.context for s, _ in candidates], [s.text for s, _ in candidates]
         )
-        best = int(np.argmax(scores))
-        if scores[best] < self.settings.min_relevance:
+        if scores.max() < self.settings.min_relevance:
             return []
-        which = _WHICH_PAPER.search(question)
-        order = np.argsort(-(scores + _preference(question, texts, bool(which))), kind="stable")
+        order = np.argsort(-(scores + _preference(question, texts)), kind="stable")
         papers = [source.paper_id for source, _ in candidates]
-        paper_best: dict[str, float] = {}
-        for paper, score in zip(papers, scores, strict=True):
-            paper_best[paper] = max(paper_best.get(paper, 0.0), float(score))
-        if which and which.group(2).lower().endswith("s"):
-            answering = {p for p, score in paper_best.items() if score >= self.settings.min_relevance}
-            chosen = []
-            for i in order:
-                if papers[i] in answering and scores[i] >= _LISTED_PAPER_SHARE * paper_best[papers[i]]:
-                    answering.discard(papers[i])
-                    chosen.append(i)
+        if (asks_which_paper(question) or "").endswith("s"):
+            chosen = _one_per_paper(order, papers, scores, self.settings.min_relevance)
         else:
-            share = {papers[best]: _SAME_PAPER_SHARE}
-            chosen = [
-                i
-                for i in order
-                if scores[i] >= share.get(papers[i], _OTHER_PAPER_SHARE) * scores[best]
-            ]
+            chosen = _around_best(order, papers, scores)
         return [candidates[i] for i in chosen[: self.settings.max_sentences]]
 
     def generate(self, request: GenerationRequest) -> Iterator[str]:
         chosen = self.select(request.question, request.sources)
         if not chosen:
-            yield "The indexed papers do not answer this."
+            yield REFUSAL
             return
         for position, (source, text) in enumerate(chosen):
             yield ("" if position == 0 else " ") + f"{text} [{source.n}]"
