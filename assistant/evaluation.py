@@ -256,14 +256,14 @@ def response_from_answer(answer: Answer) -> Response:
     """Score an `Answer`: its verified sentences, and its raw text split into cited claims
     (the numbers then point at the retrieved passages)."""
     snippets = {citation.n: citation.snippet for citation in answer.citations}
-    sentences = tuple(
-        CitedSentence(sentence.text, tuple(snippets[n] for n in sentence.citations))
-        for sentence in answer.sentences
-    )
+    sentences = () if answer.refused else answer.sentences
     return Response(
         answer=answer.answer,
         refused=answer.refused,
-        sentences=() if answer.refused else sentences,
+        sentences=tuple(
+            CitedSentence(sentence.text, tuple(snippets[n] for n in sentence.citations))
+            for sentence in sentences
+        ),
         raw_sentences=cited_claims(answer.raw_answer, [hit.text for hit in answer.sources]),
         papers=tuple(dict.fromkeys(hit.paper_id for hit in answer.sources)),
         fell_back=answer.note is not None,
@@ -747,7 +747,9 @@ class CitationBaseline:
             question.question, question.history, self.llm
         )
         result = self.engine.query(standalone)
-        passages = [_SOURCE_LABEL.sub("", node.node.get_content()) for node in result.source_nodes]
+        passages = [
+            _SOURCE_LABEL.sub("", node.node.get_content()).strip() for node in result.source_nodes
+        ]
         claims = cited_claims(str(result.response or ""), passages)
         return Response(
             answer=str(result.response or ""),
