@@ -16,9 +16,10 @@ from llama_index.core import Document, VectorStoreIndex
 
 from assistant import Assistant, Paper, Settings, load_corpus
 from assistant.embeddings import OnnxMiniLMEmbedder
+from assistant.evaluation import EmbedderAdapter
 from assistant.index import PaperIndex
 
-from .adapters import CiteqaEmbedding, CountingEmbedder
+from .adapters import CountingEmbedder
 
 Searcher = Callable[[str], list[str]]
 """A question -> the paper id of each retrieved chunk, best first."""
@@ -75,7 +76,7 @@ class LlamaIndexSystem:
 
     def __init__(self) -> None:
         self.embedder = CountingEmbedder(OnnxMiniLMEmbedder())
-        self.embed_model = CiteqaEmbedding(self.embedder)
+        self.embed_model = EmbedderAdapter(self.embedder)
         self.index: VectorStoreIndex | None = None
 
     def ingest(self, paths: Sequence[Path]) -> None:

@@ -122,9 +122,16 @@ def llama_index_askers(system: LlamaIndexSystem) -> dict[str, Asker]:
     """llama-index's `CitationQueryEngine` on citeqa's local model and embedder."""
     from llama_index.core.query_engine import CitationQueryEngine
 
-    from .adapters import CiteqaLocalLLM
+    from assistant.backends.local import LocalBackend
+    from assistant.evaluation import BackendLLM
 
-    llm = CiteqaLocalLLM(Settings().llm)
+    settings = Settings().llm
+    llm = BackendLLM(
+        backend=LocalBackend(settings),
+        context_window=settings.context_tokens,
+        max_tokens=settings.max_tokens,
+        temperature=settings.temperature,
+    )
     engine = CitationQueryEngine.from_args(system.index, llm=llm, similarity_top_k=K)
 
     def ask(question: str) -> str:
