@@ -1,6 +1,7 @@
 """One system's benchmark in its own process, so its peak memory is its own.
 
-`python -m bench.worker {retrieval,answers} {citeqa,llama-index} WORKDIR OUT.json [--quick]`
+`python -m bench.worker {retrieval,answers} {citeqa,llama-index} WORKDIR OUT.json [--quick]
+[--answer-rounds N]`
 """
 
 from __future__ import annotations
