@@ -6,12 +6,15 @@ import re
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
+
+import numpy as np
 
 from .answer import REFUSAL, Answer, AnswerSentence, Citation
 from .backends import make_backend
 from .backends.base import Backend, GenerationRequest, Source
+from .embeddings import CachedEmbedder, make_scoring_embedder
 from .errors import BackendError
 from .grounding import Grounder, Grounding
 from .prompts import load_prompt, render
@@ -19,6 +22,7 @@ from .relevance import RelevanceScorer
 from .retrieval import Filters, Hit, HybridRetriever
 from .settings import Settings
 from .support import SupportScorer
+from .text import count_tokens, sentence_spans
 
 _FOLLOW_UP = re.compile(
     r"\b(it|its|they|them|their|this|that|these|those|he|she|his|her|the (paper|method|"
@@ -49,12 +53,16 @@ class Answerer:
         self._backends_lock = threading.Lock()
 
     @cached_property
+    def scoring_embedder(self) -> CachedEmbedder:
+        return make_scoring_embedder(self.retriever.index.embedder)
+
+    @cached_property
     def relevance(self) -> RelevanceScorer:
-        return RelevanceScorer(self.retriever.index.embedder)
+        return RelevanceScorer(self.scoring_embedder)
 
     @cached_property
     def grounder(self) -> Grounder:
-        return Grounder(SupportScorer(self.retriever.index.embedder))
+        return Grounder(SupportScorer(self.scoring_embedder))
 
     def backend(self, name: str) -> Backend:
         with self._backends_lock:
@@ -117,7 +125,9 @@ class Answerer:
         request = GenerationRequest(
             question=question,
             sources=sources,
-            messages=_messages(question, sources),
+            messages=_messages(question, self._focused(question, sources))
+            if backend.reads_prompt
+            else [],
             max_tokens=self.settings.llm.max_tokens,
             temperature=self.settings.llm.temperature,
         )
@@ -133,7 +143,7 @@ class Answerer:
         return _Draft(backend_name, raw, grounding, generate_ms)
 
     def _usable(self, draft: _Draft | None, question: str, hits: list[Hit]) -> bool:
-        """A draft is usable when some verified sentence addresses the question."""
+        """A draft is usable when every verified sentence addresses the question."""
         if draft is None or not draft.grounding.sentences:
             return False
         sentences = draft.grounding.sentences
@@ -144,7 +154,40 @@ class Answerer:
             [_context(hit) for hit in cited],
             [hit.text for hit in cited],
         )
-        return float(scores.max()) >= self.settings.answer.min_relevance
+        return float(scores.min()) >= self.settings.answer.min_relevance
+
+    def _focused(self, question: str, sources: list[Source]) -> list[Source]:
+        """The sources cut to their sentences most relevant to `question`, in their order,
+        within `llm.source_tokens` each: a short prompt is what keeps a CPU model fast."""
+        budget = self.settings.llm.source_tokens
+        if not budget:
+            return sources
+        sentences = [
+            (source, source.text[start:end])
+            for source in sources
+            for start, end in sentence_spans(source.text)
+        ]
+        if not sentences:
+            return sources
+        scores = self.relevance.score(
+            question,
+            [text for _, text in sentences],
+            [source.context for source, _ in sentences],
+            [source.text for source, _ in sentences],
+        )
+        kept: dict[int, list[int]] = {}
+        used: dict[int, int] = {}
+        for i in np.argsort(-scores, kind="stable"):
+            source, text = sentences[i]
+            tokens = count_tokens(text)
+            if source.n in kept and used[source.n] + tokens > budget:
+                continue
+            kept.setdefault(source.n, []).append(int(i))
+            used[source.n] = used.get(source.n, 0) + tokens
+        return [
+            replace(source, text=" ".join(sentences[i][1] for i in sorted(kept[source.n])))
+            for source in sources
+        ]
 
     def _abstracts(self, hits: list[Hit]) -> dict[str, str]:
         papers = self.retriever.index.snapshot().papers

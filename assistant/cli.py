@@ -302,7 +302,7 @@ def eval_command(
                 assistant,
                 questions,
                 list(names),
-                judge=make_judge(judge, settings, assistant.index.embedder),
+                judge=make_judge(judge, settings, assistant.answerer.scoring_embedder),
                 baseline=baseline,
                 judge_pairs=pairs,
                 on_progress=on_progress,

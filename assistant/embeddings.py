@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from functools import cached_property
 from pathlib import Path
 from typing import Protocol
@@ -35,7 +37,7 @@ class OnnxMiniLMEmbedder:
 
     name = "onnx-minilm-l6-v2-int8"
 
-    def __init__(self, batch_size: int = 8, max_tokens: int = 256, threads: int = 2) -> None:
+    def __init__(self, batch_size: int = 4, max_tokens: int = 256, threads: int = 2) -> None:
         self.batch_size = batch_size
         self.max_tokens = max_tokens
         self.threads = threads
@@ -81,6 +83,42 @@ class OnnxMiniLMEmbedder:
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         return _normalise(pooled)
+
+
+class CachedEmbedder:
+    """Remembers the vectors of the most recent texts: answering scores the same abstract
+    sentences for every question about a paper, and relevance and support checks share them."""
+
+    def __init__(self, embedder: Embedder, capacity: int = 50_000) -> None:
+        self.embedder = embedder
+        self.name = embedder.name
+        self.capacity = capacity
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        with self._lock:
+            known = {text: self._vectors.get(text) for text in texts}
+        missing = [text for text in dict.fromkeys(texts) if known[text] is None]
+        if missing:
+            known.update(zip(missing, self.embedder.embed(missing), strict=True))
+        with self._lock:
+            for text in texts:
+                self._vectors[text] = known[text]
+                self._vectors.move_to_end(text)
+            while len(self._vectors) > self.capacity:
+                self._vectors.popitem(last=False)
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        return np.stack([known[text] for text in texts])
+
+
+def make_scoring_embedder(index_embedder: Embedder) -> CachedEmbedder:
+    """The MiniLM the relevance and support scorers were fitted on (the index's own copy when
+    the index uses it too), behind a cache."""
+    if isinstance(index_embedder, OnnxMiniLMEmbedder):
+        return CachedEmbedder(index_embedder)
+    return CachedEmbedder(OnnxMiniLMEmbedder())
 
 
 class SentenceTransformerEmbedder:

@@ -571,7 +571,7 @@ def evaluate(
     """Answer `questions` with each backend (and, with `baseline`, with llama-index's
     `CitationQueryEngine` on the same LLM) and score every answer with `judge` (default:
     `LocalJudge`). With `judge_pairs`, the judge's own quality is measured too."""
-    judge = judge or LocalJudge(assistant.index.embedder)
+    judge = judge or LocalJudge(assistant.answerer.scoring_embedder)
     assistant.ensure_index()
     systems = [
         _run(name, BACKEND, questions, _backend_answerer(assistant, name), judge, on_progress)

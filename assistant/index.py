@@ -121,6 +121,7 @@ class PaperIndex:
         self.embedder = embedder or make_embedder(settings.embedding)
         self.chunker = Chunker(settings.chunking)
         self._snapshot: KeywordSnapshot | None = None
+        self._has_papers = False
 
     @cached_property
     def client(self):
@@ -261,6 +262,7 @@ class PaperIndex:
         for attribute in ("chunks", "paper_records"):
             self.__dict__.pop(attribute, None)
         self._snapshot = None
+        self._has_papers = False
 
     def _apply(
         self, papers: Sequence[Paper], sync: bool, on_progress: ProgressCallback | None
@@ -302,6 +304,7 @@ class PaperIndex:
             removed += len(self.chunks.get(where=where, include=[])["ids"])
             self.chunks.delete(where=where)
             self.paper_records.delete(ids=batch)
+            self._has_papers = False
         return removed
 
     def _write_batch(self, papers: list[Paper]) -> int:
@@ -350,10 +353,16 @@ class PaperIndex:
         return self.chunks.count()
 
     def is_empty(self) -> bool:
-        return self.paper_records.count() == 0
+        # once papers are seen only this process's own removals can empty the index
+        if not self._has_papers:
+            self._has_papers = self.paper_records.count() > 0
+        return not self._has_papers
 
     def dense_query(self, vector: np.ndarray, n: int, paper_ids: list[str] | None) -> dict:
-        """Nearest chunks to `vector` (optionally only of `paper_ids`), Chroma's raw result."""
+        """Nearest `n` chunks to `vector` (optionally only of `paper_ids`), Chroma's raw result.
+
+        `n` must not exceed the number of stored chunks (the caller knows it from the snapshot,
+        which saves a Chroma round trip per query)."""
         where = None
         if paper_ids is not None:
             where = (
@@ -361,7 +370,6 @@ class PaperIndex:
                 if len(paper_ids) > 1
                 else {"paper_id": paper_ids[0]}
             )
-        n = min(n, max(self.count_chunks(), 1))
         try:
             return self.chunks.query(
                 query_embeddings=[vector],

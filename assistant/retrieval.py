@@ -104,8 +104,8 @@ class HybridRetriever:
             return []
         candidates: dict[str, _Candidate] = {}
         n = max(self.settings.candidates, k * 4)
-        if mode in ("hybrid", "dense"):
-            self._add_dense(candidates, question, n, allowed)
+        if mode in ("hybrid", "dense") and snapshot.chunk_ids:
+            self._add_dense(candidates, question, min(n, len(snapshot.chunk_ids)), allowed)
         if mode in ("hybrid", "keyword"):
             self._add_keyword(candidates, snapshot, question, n, allowed)
         return self._fuse(candidates, k)

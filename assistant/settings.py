@@ -42,7 +42,7 @@ class EmbeddingSettings(_Section):
     )
     base_url: str | None = None
     api_key: SecretStr | None = None
-    batch_size: int = Field(8, ge=1, le=512)
+    batch_size: int = Field(4, ge=1, le=512)
     max_tokens: int = Field(256, ge=16, le=8192)
 
 
@@ -57,8 +57,8 @@ class ChromaSettings(_Section):
 class ChunkSettings(_Section):
     """How abstracts are cut into sentence-aligned chunks."""
 
-    chunk_tokens: int = Field(96, ge=16, le=2048)
-    overlap_tokens: int = Field(24, ge=0, le=512)
+    chunk_tokens: int = Field(192, ge=16, le=2048)
+    overlap_tokens: int = Field(0, ge=0, le=512)
 
 
 class RetrievalSettings(_Section):
@@ -91,7 +91,10 @@ class LLMSettings(_Section):
     timeout: float = Field(60.0, gt=0)
     max_retries: int = Field(3, ge=0, le=10)
     temperature: float = Field(0.0, ge=0.0, le=2.0)
-    max_tokens: int = Field(200, ge=16, le=8192)
+    max_tokens: int = Field(120, ge=16, le=8192)
+    source_tokens: int = Field(
+        64, ge=0, description="Tokens of each source in the prompt, its most relevant first; 0: all"
+    )
     context_tokens: int = Field(4096, ge=512)
     threads: int = Field(2, ge=1)
 

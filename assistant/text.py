@@ -45,3 +45,15 @@ def split_sentences(text: str) -> list[str]:
     starts = [0] + [start for start, _ in spans[1:]]
     ends = [start for start, _ in spans[1:]] + [len(text)]
     return [text[start:end] for start, end in zip(starts, ends, strict=True)]
+
+
+@cache
+def _encoding():
+    import tiktoken
+
+    return tiktoken.get_encoding("cl100k_base")
+
+
+def count_tokens(text: str) -> int:
+    """Tokens of `text` as OpenAI's cl100k_base counts them (the chunk sizes use the same)."""
+    return len(_encoding().encode(text, disallowed_special=()))

@@ -273,7 +273,8 @@ def test_the_shipped_thresholds_load(tmp_path) -> None:
 
 def test_the_local_judge_agrees_with_the_labelled_pairs(assistant: Assistant) -> None:
     quality = judge_quality(
-        LocalJudge(assistant.index.embedder), load_judge_pairs(EVAL / "judge_pairs.jsonl")
+        LocalJudge(assistant.answerer.scoring_embedder),
+        load_judge_pairs(EVAL / "judge_pairs.jsonl"),
     )
     assert quality.pairs == 282
     assert quality.balanced_accuracy >= 0.90, quality

@@ -44,6 +44,7 @@ class Backend(Protocol):
     they cannot answer (unreachable, refused, timed out, garbage)."""
 
     name: str
+    reads_prompt: bool  # False when it works on `request.sources` and ignores the messages
 
     def generate(self, request: GenerationRequest) -> Iterator[str]:
         """Yield the answer text in pieces as it is produced."""

@@ -107,6 +107,7 @@ class ExtractiveBackend:
     """Composes an answer from the most relevant sentences of the retrieved passages."""
 
     name = "extractive"
+    reads_prompt = False
 
     def __init__(self, relevance: RelevanceScorer, settings: AnswerSettings) -> None:
         self.relevance = relevance

@@ -181,6 +181,7 @@ class LocalBackend:
     generation on this backend (None before the first one)."""
 
     name = "local"
+    reads_prompt = True
 
     def __init__(self, settings: LLMSettings) -> None:
         self._settings = settings

@@ -102,6 +102,7 @@ class OpenAIBackend:
     """Streams chat completions from an OpenAI-compatible API."""
 
     name = "openai"
+    reads_prompt = True
 
     def __init__(self, settings: LLMSettings) -> None:
         self._endpoint = ApiEndpoint(
