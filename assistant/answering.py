@@ -62,7 +62,7 @@ class Answerer:
 
     @cached_property
     def grounder(self) -> Grounder:
-        return Grounder(SupportScorer(self.scoring_embedder))
+        return Grounder(SupportScorer(self.scoring_embedder), self.settings.answer.max_new_words)
 
     def backend(self, name: str) -> Backend:
         with self._backends_lock:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .retrieval import Hit
 from .support import SupportScorer
@@ -125,22 +126,37 @@ def split_claims(answer: str, n_sources: int) -> tuple[list[Claim], int, bool]:
     return claims, invalid, refused
 
 
-class Grounder:
-    """Checks claims against retrieved passages with a `SupportScorer`."""
+class _Unit(NamedTuple):
+    """A stretch of a retrieved passage a claim is checked against."""
 
-    def __init__(self, scorer: SupportScorer) -> None:
+    hit: int
+    start: int
+    end: int
+    text: str
+    whole: bool = False
+
+
+class Grounder:
+    """Checks claims against retrieved passages with a `SupportScorer`.
+
+    A claim is supported by a passage only if, besides the scorer's verdict, at most
+    `max_new_words` of its content words are missing from it: a small model's fluent
+    inventions are built from the source's own words and pass a similarity test."""
+
+    def __init__(self, scorer: SupportScorer, max_new_words: float = 1.0) -> None:
         self.scorer = scorer
+        self.max_new_words = max_new_words
 
     def ground(self, answer: str, hits: list[Hit], abstracts: dict[str, str]) -> Grounding:
         claims, invalid, refused = split_claims(answer, len(hits))
         result = Grounding(invalid_citations=invalid, model_refused=refused)
         units = _units(hits, abstracts)
         verdicts = self.scorer.check_many(
-            [(claim.text, text) for claim in claims for _, _, _, text in units]
+            [(claim.text, unit.text) for claim in claims for unit in units]
         )
         for position, claim in enumerate(claims):
             row = verdicts[position * len(units) : (position + 1) * len(units)]
-            best = _best_per_hit(units, row)
+            best = _best_per_hit(units, row, self.max_new_words)
             sentence = _decide(claim, best)
             if sentence is None:
                 result.dropped += 1
@@ -150,29 +166,29 @@ class Grounder:
         return result
 
 
-def _units(hits: list[Hit], abstracts: dict[str, str]) -> list[tuple[int, int, int, str]]:
-    """(hit, start, end, text) for each sentence of each passage, and each whole passage."""
+def _units(hits: list[Hit], abstracts: dict[str, str]) -> list[_Unit]:
+    """Each sentence of each passage, then each passage of several sentences as a whole."""
     units = []
     for index, hit in enumerate(hits):
         abstract = abstracts.get(hit.paper_id)
         spans = hit.sentences if abstract else []
-        for start, end in spans:
-            units.append((index, start, end, abstract[start:end]))
+        units += [_Unit(index, start, end, abstract[start:end]) for start, end in spans]
         if len(spans) != 1:
-            units.append((index, hit.start, hit.end, hit.text))
+            units.append(_Unit(index, hit.start, hit.end, hit.text, whole=True))
     return units
 
 
-def _best_per_hit(units, verdicts) -> dict[int, Evidence]:
-    """For each passage, its best supporting unit (sentence preferred over whole passage)."""
-    best: dict[int, Evidence] = {}
-    for (index, start, end, _), verdict in zip(units, verdicts, strict=True):
-        if not verdict.supported:
+def _best_per_hit(units: list[_Unit], verdicts, max_new_words: float) -> dict[int, Evidence]:
+    """For each passage, its best supporting sentence, or the passage as a whole when no
+    single sentence supports the claim (the snippet shown is then the whole passage)."""
+    best: dict[int, tuple[tuple[bool, float], Evidence]] = {}
+    for unit, verdict in zip(units, verdicts, strict=True):
+        if not verdict.supported or verdict.new_words > max_new_words:
             continue
-        current = best.get(index)
-        if current is None or verdict.score > current.score:
-            best[index] = Evidence(index, start, end, verdict.score)
-    return best
+        rank = (not unit.whole, verdict.score)
+        if unit.hit not in best or rank > best[unit.hit][0]:
+            best[unit.hit] = (rank, Evidence(unit.hit, unit.start, unit.end, verdict.score))
+    return {hit: evidence for hit, (_, evidence) in best.items()}
 
 
 def _decide(claim: Claim, supported: dict[int, Evidence]) -> GroundedSentence | None:

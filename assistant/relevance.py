@@ -74,6 +74,8 @@ _NUMBER = re.compile(
 # half when it leaves out all of it; so does a paper that mentions under half of a
 # description the question identifies a paper by.
 _MISSING_PENALTY = 0.5
+# A how-many question is not answered by a sentence without a figure, however close.
+_NO_FIGURE = 0.25
 _TOPIC_COVERAGE = 0.5
 
 
@@ -222,7 +224,7 @@ class Focus:
             share = len(self.asked_for & stated) / len(self.asked_for)
         fit = 1 - _MISSING_PENALTY * (1 - share)
         if self.wants_number and not has_number(sentence):
-            fit *= 1 - _MISSING_PENALTY
+            fit *= _NO_FIGURE
         return fit
 
 
@@ -245,7 +247,7 @@ def _paper_words(contexts: list[str], passages: list[str]) -> dict[str, set[str]
 class RelevanceScorer:
     """Scores sentences against a question in [0, 1].
 
-    A weighted mean of the embedding similarity of the sentence, that of its passage, and
+    A weighted mean of the embedding similarity of the sentence (to the question) and
     the coverage of the question's focus words by the sentence and by its paper (rare
     words count more); scaled by the share of named things the paper mentions (a question
     about GaLore is not answered by a paper about another method) and by whether the
@@ -255,12 +257,10 @@ class RelevanceScorer:
     def __init__(
         self,
         embedder: Embedder,
-        similarity_weight: float = 0.2,
-        passage_weight: float = 0.5,
+        similarity_weight: float = 0.7,
     ) -> None:
         self.embedder = embedder
         self.similarity_weight = similarity_weight
-        self.passage_weight = passage_weight
 
     def score(
         self,
@@ -270,8 +270,8 @@ class RelevanceScorer:
         passages: list[str] | None = None,
     ) -> np.ndarray:
         """Relevance of each sentence; `contexts` (title, authors, venue of each sentence's
-        paper) count for the focus words, not for the similarity; `passages` (the passage
-        each sentence comes from) count for both."""
+        paper) and `passages` (the passage each sentence comes from) count for the focus
+        words, not for the similarity."""
         if not sentences:
             return np.zeros(0, dtype=np.float32)
         contexts = contexts or [""] * len(sentences)
@@ -282,47 +282,24 @@ class RelevanceScorer:
         weight = _rarity(focus.terms | focus.names, found)
         paper_coverage = np.array([focus.coverage(paper[c], weight) for c in contexts])
         coverage = (np.array([focus.coverage(w, weight) for w in found]) + paper_coverage) / 2
-        blended = self._blend(question, sentences, passages, coverage) if focus.terms else coverage
+        blended = self._blend(question, sentences, coverage) if focus.terms else coverage
         fit = np.array([focus.answers_asked_for(s) for s in sentences])
         if focus.which_paper:
             fit *= 1 - _MISSING_PENALTY * (1 - np.minimum(1, paper_coverage / _TOPIC_COVERAGE))
         names = np.array([focus.name_match(paper[c]) for c in contexts])
         return np.clip(blended, 0.0, 1.0) * names * fit
 
-    def _blend(
-        self, question: str, sentences: list[str], passages: list[str], coverage: np.ndarray
-    ) -> np.ndarray:
-        """The weighted mean of sentence similarity, passage similarity and coverage."""
-        sentence_sim, passage_sim = self._similarities(question, sentences, passages)
-        coverage_weight = 1 - self.similarity_weight - self.passage_weight
-        return (
-            self.similarity_weight * sentence_sim
-            + self.passage_weight * passage_sim
-            + coverage_weight * coverage
-        )
+    def _blend(self, question: str, sentences: list[str], coverage: np.ndarray) -> np.ndarray:
+        """The weighted mean of sentence similarity and coverage."""
+        similarity = self._similarity(question, sentences)
+        return self.similarity_weight * similarity + (1 - self.similarity_weight) * coverage
 
-    def _similarities(
-        self, question: str, sentences: list[str], passages: list[str]
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Cosine similarity of the question to each sentence and to its passage, clipped
-        at 0. A passage is represented by the mean of its sentences' vectors, which costs
-        no more embedding; a question of several sentences is close to a text when its
-        last one alone is."""
+    def _similarity(self, question: str, sentences: list[str]) -> np.ndarray:
+        """Cosine similarity of the question to each sentence, clipped at 0; a question of
+        several sentences is close to a text when its last one alone is."""
         probes = list(dict.fromkeys([question, asked_part(question)]))
         vectors = self.embedder.embed([*probes, *sentences])
-        probe_vectors, sentence_vectors = vectors[: len(probes)], vectors[len(probes) :]
-        rows: dict[str, list[int]] = {}
-        for i, passage in enumerate(passages):
-            rows.setdefault(passage, []).append(i)
-        means = {p: _normalised(sentence_vectors[r].mean(axis=0)) for p, r in rows.items()}
-        passage_vectors = np.stack([means[p] for p in passages])
-        return _closeness(probe_vectors, sentence_vectors), _closeness(
-            probe_vectors, passage_vectors
-        )
-
-
-def _normalised(vector: np.ndarray) -> np.ndarray:
-    return vector / max(float(np.linalg.norm(vector)), 1e-12)
+        return _closeness(vectors[: len(probes)], vectors[len(probes) :])
 
 
 def _closeness(probes: np.ndarray, vectors: np.ndarray) -> np.ndarray:

@@ -77,6 +77,12 @@ class AnswerSettings(_Section):
 
     min_relevance: float = Field(0.35, ge=0.0, le=1.0)
     max_sentences: int = Field(4, ge=1, le=12)
+    max_new_words: float = Field(
+        0.25,
+        ge=0.0,
+        le=1.0,
+        description="Most of a generated sentence's content words its source may lack",
+    )
     max_history_turns: int = Field(3, ge=0, le=20)
 
 

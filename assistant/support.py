@@ -152,6 +152,7 @@ class Support:
     supported: bool
     score: float
     reason: str
+    new_words: float = 1.0  # the share of the claim's content words the passage lacks
 
 
 class _Term(NamedTuple):
@@ -515,6 +516,7 @@ class _Evidence:
     cosine: float
     problems: tuple[str, ...]
     unmatched: tuple[str, ...]
+    terms: int
 
     def score(self) -> float:
         total = _SLOPE * (self.cosine - _MIDPOINT) - _PENALTY * bool(self.problems)
@@ -535,7 +537,7 @@ def _evidence(claim: str, passage: str, cosine: float) -> _Evidence:
     unmatched = tuple(
         dict.fromkeys(term.word for term in ours.terms if term.stem not in theirs.stems)
     )
-    return _Evidence(cosine, problems, unmatched)
+    return _Evidence(cosine, problems, unmatched, len({term.word for term in ours.terms}))
 
 
 def _has_words(text: str) -> bool:
@@ -632,7 +634,8 @@ class SupportScorer:
         evidence = _evidence(claim, passage, cosine)
         score = evidence.score()
         supported = score >= self.threshold
-        return Support(supported, score, evidence.reason(supported)), evidence
+        new_words = len(evidence.unmatched) / max(evidence.terms, 1)
+        return Support(supported, score, evidence.reason(supported), new_words), evidence
 
 
 def _undecided(verdict: tuple[Support, _Evidence | None]) -> bool:

@@ -10,8 +10,9 @@ from fake_openai_server import Behaviour
 
 from assistant import Assistant, BackendError, Settings
 from assistant.answer import JSON_KEYS, REFUSAL, Answer, contract_problems
-from assistant.grounding import parse_citations, split_claims
+from assistant.grounding import Grounder, parse_citations, split_claims
 from assistant.settings import LLMSettings
+from assistant.text import count_tokens, sentence_spans
 
 GALORE_Q = "By how much does GaLore reduce memory used by optimizer states?"
 GALORE_FACT = "Our approach reduces memory usage by up to 65.5% in optimizer states"
@@ -66,6 +67,27 @@ def test_invented_sentence_is_dropped_and_counted(seeded_dir, fake_openai):
     assert "penguins" not in answer.answer and "penguins" in answer.raw_answer
     assert "65.5%" in answer.answer
     assert_contract(answer, assistant)
+
+
+SALAD = (
+    "GaLore reduces memory usage in optimizer states, which is a common feature of many "
+    "neural networks"
+)
+
+
+def test_fluent_invention_from_the_source_words_is_dropped(seeded_dir, fake_openai):
+    assistant = openai_assistant(seeded_dir, fake_openai)
+    hits = assistant.search(GALORE_Q)
+    n = 1 + next(i for i, h in enumerate(hits) if GALORE_FACT in h.text)
+    fake_openai.answer_text = f"{GALORE_FACT} [{n}]. {SALAD} [{n}]."
+    answer = assistant.ask(GALORE_Q, backend="openai")
+    assert answer.note is None and answer.dropped_sentences == 1
+    assert "65.5%" in answer.answer and "common feature" not in answer.answer
+    # the similarity check alone lets it through: the new-word limit is what drops it
+    abstracts = {p.paper_id: p.abstract for p in assistant.papers()}
+    lenient = Grounder(assistant.answerer.grounder.scorer, max_new_words=1.0)
+    kept = lenient.ground(fake_openai.answer_text, hits, abstracts).sentences
+    assert any("common feature" in sentence.text for sentence in kept)
 
 
 def test_wrong_citation_is_repaired(seeded_dir, fake_openai):
@@ -192,3 +214,22 @@ def test_cli_unknown_backend_is_one_clear_sentence(seeded_dir):
     result = run_citeqa(seeded_dir, "ask", GALORE_Q, "--backend", "gpt9")
     assert result.returncode == 1
     assert "unknown backend 'gpt9'" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("source_tokens", [0, 40])
+def test_the_prompt_shows_each_source_within_its_token_budget(
+    seeded_dir, fake_openai, source_tokens
+):
+    assistant = openai_assistant(seeded_dir, fake_openai, source_tokens=source_tokens)
+    hits = assistant.search(GALORE_Q)
+    assistant.ask(GALORE_Q, backend="openai")
+    prompt = fake_openai.requests_to("/chat/completions")[-1].body["messages"][-1]["content"]
+    shortened = []
+    for n, hit in enumerate(hits, start=1):
+        line = next(line for line in prompt.splitlines() if line.startswith(f"[{n}] "))
+        shown = line.split("): ", 1)[1]
+        sentences = [shown[a:b] for a, b in sentence_spans(shown)]
+        assert sentences and all(sentence in hit.text for sentence in sentences)
+        shortened.append(len(sentences) < len(sentence_spans(hit.text)))
+        assert source_tokens == 0 or count_tokens(shown) <= 40 or len(sentences) == 1
+    assert any(shortened) is bool(source_tokens)

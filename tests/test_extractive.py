@@ -10,6 +10,7 @@ from assistant.backends.extractive import ExtractiveBackend
 from assistant.embeddings import OnnxMiniLMEmbedder
 from assistant.relevance import RelevanceScorer
 from assistant.settings import AnswerSettings
+from assistant.text import sentence_spans
 
 FOONET = (
     "Graph compression matters for large networks. We propose FooNet, a method that "
@@ -92,6 +93,8 @@ def test_number_question_on_the_index_answers_with_the_figure(assistant: Assista
     )
     assert not answer.refused
     assert "11 different state-of-the-art pre-trained encoders" in answer.answer
+    # the snippet is the supporting sentence, not the whole (multi-sentence) passage
+    assert [len(sentence_spans(c.snippet)) for c in answer.citations] == [1] * len(answer.citations)
 
 
 def test_a_paraphrased_question_about_a_paper_is_answered_from_it(assistant: Assistant):
