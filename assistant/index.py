@@ -179,7 +179,8 @@ class PaperIndex:
 
     def manifest(self) -> dict[str, str]:
         """What the index records about how it was built (empty for a new index)."""
-        metadata = self.chunks.metadata or {}
+        # read afresh (well under a millisecond): another process may have ingested since
+        metadata = self.client.get_collection(self.chunks.name).metadata or {}
         return {
             key.removeprefix(_META_PREFIX): str(value)
             for key, value in metadata.items()

@@ -128,3 +128,20 @@ def test_first_search_on_an_empty_index_ingests_the_seeds(tmp_path):
     assistant = Assistant(Settings(data_dir=tmp_path / "new"))
     hits = assistant.search("neural collapse in language models", k=3)
     assert hits and len(assistant.papers()) == 76
+
+
+def test_a_running_process_sees_papers_another_process_ingested(fresh_dir, tmp_path):
+    reader = Assistant(Settings(data_dir=fresh_dir))
+    assert len(reader.papers()) == 76
+    extra = tmp_path / "extra.jsonl"
+    record = {
+        "title": "Quokka Attention for Marsupial Vision",
+        "authors": ["A. Writer"],
+        "abstract": "We introduce quokka attention, a mechanism for marsupial image recognition.",
+        "venue": "Nowhere 2024",
+        "url": "https://example.org/quokka",
+    }
+    extra.write_text(json.dumps(record) + "\n")
+    Assistant(Settings(data_dir=fresh_dir)).ingest([extra])  # a second process, e.g. the CLI
+    assert len(reader.papers()) == 77
+    assert reader.search("quokka attention marsupial")[0].title == record["title"]
