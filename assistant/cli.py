@@ -168,7 +168,7 @@ def _print_answer(answer) -> None:
         link = f" {citation.url}" if citation.url else ""
         authors = short_authors(citation.authors)
         console.print(
-            f"[{citation.n}] {citation.display_title}. {authors}. {venue}.{link}",
+            f"[{citation.n}] {citation.display_title}. {authors.removesuffix('.')}. {venue}.{link}",
             highlight=False,
             markup=False,
         )
