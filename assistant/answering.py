@@ -175,15 +175,14 @@ class Answerer:
             [source.context for source, _ in sentences],
             [source.text for source, _ in sentences],
         )
-        kept: dict[int, list[int]] = {}
+        kept: dict[int, list[int]] = {}  # each source's first pick is kept whatever its size
         used: dict[int, int] = {}
         for i in np.argsort(-scores, kind="stable"):
             source, text = sentences[i]
             tokens = count_tokens(text)
-            if source.n in kept and used[source.n] + tokens > budget:
-                continue
-            kept.setdefault(source.n, []).append(int(i))
-            used[source.n] = used.get(source.n, 0) + tokens
+            if source.n not in used or used[source.n] + tokens <= budget:
+                kept.setdefault(source.n, []).append(int(i))
+                used[source.n] = used.get(source.n, 0) + tokens
         return [
             replace(source, text=" ".join(sentences[i][1] for i in sorted(kept[source.n])))
             for source in sources

@@ -97,6 +97,8 @@ class CachedEmbedder:
         self._lock = threading.Lock()
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return self.embedder.embed(texts)
         with self._lock:
             known = {text: self._vectors.get(text) for text in texts}
         missing = [text for text in dict.fromkeys(texts) if known[text] is None]
@@ -108,8 +110,6 @@ class CachedEmbedder:
                 self._vectors.move_to_end(text)
             while len(self._vectors) > self.capacity:
                 self._vectors.popitem(last=False)
-        if not texts:
-            return np.zeros((0, 384), dtype=np.float32)
         return np.stack([known[text] for text in texts])
 
 

@@ -518,6 +518,11 @@ class _Evidence:
     unmatched: tuple[str, ...]
     terms: int
 
+    @property
+    def new_words(self) -> float:
+        """The share of the claim's content words the passage lacks."""
+        return len(self.unmatched) / max(self.terms, 1)
+
     def score(self) -> float:
         total = _SLOPE * (self.cosine - _MIDPOINT) - _PENALTY * bool(self.problems)
         return 1.0 / (1.0 + math.exp(-total))
@@ -634,8 +639,7 @@ class SupportScorer:
         evidence = _evidence(claim, passage, cosine)
         score = evidence.score()
         supported = score >= self.threshold
-        new_words = len(evidence.unmatched) / max(evidence.terms, 1)
-        return Support(supported, score, evidence.reason(supported), new_words), evidence
+        return Support(supported, score, evidence.reason(supported), evidence.new_words), evidence
 
 
 def _undecided(verdict: tuple[Support, _Evidence | None]) -> bool:
