@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from functools import cached_property
+from typing import TYPE_CHECKING
 from pathlib import Path
 
 from .answer import Answer
-from .answering import Answerer, Message
 from .backends import resolve_name
 from .corpus import Paper, load_corpus, shipped_seeds_dir
 from .errors import QuestionError
 from .index import IngestReport, PaperIndex, ProgressCallback
 from .retrieval import Filters, Hit, HybridRetriever, Mode
 from .settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from .answering.pipeline import Answerer, Message
 
 
 class Assistant:
@@ -36,6 +39,8 @@ class Assistant:
 
     @cached_property
     def answerer(self) -> Answerer:
+        from .answering.pipeline import Answerer
+
         return Answerer(self.settings, self.retriever)
 
     def ingest(

@@ -1,19 +1,24 @@
-"""Answering backends. Adding one is one file with a class implementing `Backend`,
-plus a line in `make_backend`."""
+"""Generation backends: language models that write an answer from numbered sources. Adding
+one is one file with a class implementing `Backend`, plus a line in `make_backend`.
+
+`extractive` is not a backend but the absence of one: the answer is composed from the
+papers' own sentences (`assistant.answering.plans`)."""
 
 from __future__ import annotations
 
 from ..errors import SettingsError
-from ..relevance import RelevanceScorer
 from ..settings import Settings
 from .base import Backend, GenerationRequest, Source
 
 BACKEND_NAMES = ("auto", "local", "openai", "extractive")
+EXTRACTIVE = "extractive"
 
 
 def resolve_name(name: str | None, settings: Settings) -> str:
     """The concrete backend for `name`: `auto` is `openai` when an API is configured in
-    citeqa's own settings, else `local`. It never falls back to a paid API on its own."""
+    citeqa's own settings, `local` when a GGUF model is, and otherwise `extractive` (the
+    bundled 135M model does not beat the extractive answers; see README). It never falls
+    back to a paid API on its own."""
     name = (name or settings.llm.backend).strip().lower()
     if name not in BACKEND_NAMES:
         raise SettingsError(
@@ -21,27 +26,28 @@ def resolve_name(name: str | None, settings: Settings) -> str:
             + ", ".join(BACKEND_NAMES)
         )
     if name == "auto":
-        return "openai" if settings.llm.api_configured else "local"
+        if settings.llm.api_configured:
+            return "openai"
+        return "local" if settings.llm.model_path else EXTRACTIVE
     return name
 
 
-def make_backend(name: str, settings: Settings, relevance: RelevanceScorer) -> Backend:
-    """A backend instance for a concrete name (see `resolve_name`)."""
-    if name == "extractive":
-        from .extractive import ExtractiveBackend
-
-        return ExtractiveBackend(relevance, settings.answer)
+def make_backend(name: str, settings: Settings) -> Backend:
+    """The generation backend for a concrete name other than `extractive`."""
     if name == "local":
         from .local import LocalBackend
 
         return LocalBackend(settings.llm)
-    from .openai_compat import OpenAIBackend
+    if name == "openai":
+        from .openai_compat import OpenAIBackend
 
-    return OpenAIBackend(settings.llm)
+        return OpenAIBackend(settings.llm)
+    raise SettingsError(f"'{name}' is not a generation backend")
 
 
 __all__ = [
     "BACKEND_NAMES",
+    "EXTRACTIVE",
     "Backend",
     "GenerationRequest",
     "Source",

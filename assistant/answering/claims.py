@@ -1,0 +1,225 @@
+"""Sentences with their support: the one type every answering stage passes on (`Claim`),
+and the reading of a generated answer into sentences that cite numbered sources.
+
+Reading follows how strong models write: `[n]`, `[n, m]` and `[n-m]` markers, markers put
+after the full stop, a short opener ("Yes.", "Two papers do.") that only makes sense with
+the claim after it, and sentences that refer back ("It ...", "This method ...", "The
+authors ...") to what the previous sentence was about."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from ..lexicon import NUMBER_WORDS, looks_like_name, tokens
+from ..text import sentence_spans
+
+SentenceKind = Literal["claim", "framing"]
+"""A `claim` states something from the papers and is verified against the evidence it
+cites; `framing` is text made from a template that is true by construction (counted from
+the citations, e.g. "Two papers in the collection address this:")."""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A span of a paper's abstract that supports a claim."""
+
+    paper_id: str
+    start: int
+    end: int
+    score: float = 1.0
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A sentence of an answer with the evidence it stands on (none for framing), and for
+    list-like answers the paper it is listed under."""
+
+    text: str
+    evidence: tuple[Evidence, ...] = ()
+    kind: SentenceKind = "claim"
+    heading: str | None = None
+
+    @property
+    def papers(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(evidence.paper_id for evidence in self.evidence))
+
+
+_MARKER = re.compile(r"\[\s*(\d+(?:\s*(?:[,;]|-|–)\s*\d+)*)\s*\]")
+_SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?])")
+_REFUSAL = re.compile(
+    r"(do(?:es)? not|don't|cannot|can't|unable to) (answer|address|provide|contain|mention)"
+    r"|no (relevant )?information|not (mentioned|addressed|covered|stated)",
+    re.IGNORECASE,
+)
+_LEADING_MARKERS = re.compile(r"^\s*(?:\[[^\]]*\]\s*)+")
+_LABEL = re.compile(r"^\s*(answer|sources?|references?)\s*:\s*", re.IGNORECASE)
+_MAX_CITED_NUMBER = 1000
+_YES_NO_OPENER = re.compile(
+    r"^(?:yes|no|not quite|not exactly|partly|partially|indeed|correct|incorrect)\b[\s,.!;:-]*$",
+    re.IGNORECASE,
+)
+_COUNT_OPENER = re.compile(
+    r"^(?:(?P<count>one|two|three|four|five|six|both|several|many|some|multiple|a few|\d+)"
+    r"\s+(?:of the\s+)?(?:\w+\s+)?(?:papers?|works?|studies|articles)\b.{0,60}"
+    r"|(?:the )?(?:collection|indexed papers) (?:has|have|contains?) .{0,60})[.:]?$",
+    re.IGNORECASE,
+)
+_REFERENCE_BACK = re.compile(
+    r"^(?P<ref>it|its|they|their|this|these|those|such|the authors|the paper|the work|"
+    r"the study|the method|the approach|the model|the framework|the technique|"
+    r"this (?:method|approach|work|paper|study|model|framework|technique|algorithm|result|"
+    r"finding|analysis|benchmark|dataset|idea|design|strategy|gain|improvement|loss)|"
+    r"these (?:methods|results|findings|models|papers)|their (?:method|approach|work|analysis|"
+    r"results?|model|framework))\b",
+    re.IGNORECASE,
+)
+_GLUED_OPENER = re.compile(r"^((?:yes|no)[.!])\s+(?=\S)", re.IGNORECASE)
+# References back that stand for a thing (a method, a model), which a name can replace;
+# "The authors", "They" and "This gain" are left as written.
+_THING = re.compile(
+    r"^(?:it|its|this (?:method|approach|model|framework|technique|algorithm)|"
+    r"the (?:method|approach|model|framework|technique))$",
+    re.IGNORECASE,
+)
+Opener = Literal["yes", "no", "count", ""]
+
+
+@dataclass(frozen=True)
+class DraftSentence:
+    """A sentence of a generated answer: its text without markers, the sources it cites
+    (0-based), the text to check (`checked`: a reference back resolved to what the previous
+    sentence was about) and, for a short opener, which kind it is."""
+
+    text: str
+    cited: tuple[int, ...]
+    checked: str
+    opener: Opener = ""
+    refers_back: bool = False
+
+    def citing(self, more) -> DraftSentence:
+        return replace(self, cited=tuple(dict.fromkeys((*self.cited, *more))))
+
+
+@dataclass
+class Draft:
+    """A generated answer read into sentences; `invalid` counts out-of-range citations and
+    `refused` says the model wrote that the sources do not answer."""
+
+    sentences: list[DraftSentence] = field(default_factory=list)
+    invalid: int = 0
+    refused: bool = False
+
+
+def parse_citations(text: str, n_sources: int) -> tuple[str, list[int], int]:
+    """Strip `[n]`, `[n, m]`, `[n-m]` markers from `text`.
+
+    Returns the clean text, the valid 1-based numbers in order of appearance, and how
+    many numbers were out of range (1..n_sources)."""
+    numbers: list[int] = []
+    invalid = 0
+    for match in _MARKER.finditer(text):
+        for number in _expand(match.group(1)):
+            if 1 <= number <= n_sources:
+                if number not in numbers:
+                    numbers.append(number)
+            else:
+                invalid += 1
+    clean = _SPACE_BEFORE_PUNCT.sub(r"\1", _MARKER.sub(" ", text))
+    return " ".join(clean.split()), numbers, invalid
+
+
+def _expand(group: str) -> list[int]:
+    numbers: list[int] = []
+    for part in re.split(r"\s*[,;]\s*", group):
+        bounds = [int(x) for x in re.split(r"\s*[-–]\s*", part) if x]
+        if len(bounds) == 2 and 0 < bounds[1] - bounds[0] < 20:
+            numbers.extend(range(bounds[0], bounds[1] + 1))
+        else:
+            numbers.extend(b for b in bounds if b <= _MAX_CITED_NUMBER)
+    return numbers
+
+
+def read_draft(answer: str, n_sources: int) -> Draft:
+    """The sentences of a generated answer with the sources each cites.
+
+    Markers that the sentence splitter puts at the start of the next sentence are given
+    back to the sentence they close; a sentence that refers back and cites nothing cites
+    what the previous one cites."""
+    draft = Draft()
+    for sentence in _sentences(answer):
+        leading = _LEADING_MARKERS.match(sentence)
+        if leading and draft.sentences:
+            _, numbers, bad = parse_citations(leading.group(0), n_sources)
+            draft.invalid += bad
+            draft.sentences[-1] = draft.sentences[-1].citing(n - 1 for n in numbers)
+            sentence = sentence[leading.end() :]
+        text, numbers, bad = parse_citations(sentence, n_sources)
+        draft.invalid += bad
+        text = _LABEL.sub("", text).strip()
+        if not any(char.isalpha() for char in text):
+            continue
+        if _REFUSAL.search(text):
+            draft.refused = True
+            continue
+        if draft.sentences and draft.sentences[-1].text == text:
+            continue
+        draft.sentences.append(_read(text, tuple(n - 1 for n in numbers), draft.sentences))
+    return draft
+
+
+def _sentences(answer: str) -> list[str]:
+    """The sentences of `answer`, with a leading "Yes." or "No." on its own (punkt reads
+    "No." as the abbreviation of "number")."""
+    sentences = []
+    for start, end in sentence_spans(answer):
+        sentence = answer[start:end]
+        opener = _GLUED_OPENER.match(sentence)
+        if opener:
+            sentences.append(opener.group(1))
+            sentence = sentence[opener.end() :]
+        sentences.append(sentence)
+    return sentences
+
+
+def _read(text: str, cited: tuple[int, ...], before: list[DraftSentence]) -> DraftSentence:
+    opener = opener_kind(text)
+    if opener:
+        return DraftSentence(text, cited, text, opener)
+    previous = next((s for s in reversed(before) if not s.opener), None)
+    reference = _REFERENCE_BACK.match(text)
+    if reference is None or previous is None:
+        return DraftSentence(text, cited, text)
+    subject = subject_of(previous.checked) if _THING.match(reference.group("ref")) else ""
+    checked = f"{subject} {text[reference.end() :].lstrip()}" if subject else text
+    return DraftSentence(text, cited or previous.cited, checked, refers_back=True)
+
+
+def opener_kind(text: str) -> Opener:
+    """'yes' or 'no' for a bare yes/no opener, 'count' for "Two papers do." and the like."""
+    if _YES_NO_OPENER.match(text):
+        return "no" if text.lower().startswith(("no", "not", "incorrect")) else "yes"
+    if len(text.split()) <= 12 and _COUNT_OPENER.match(text):
+        return "count"
+    return ""
+
+
+def opener_count(text: str) -> int | None:
+    """The number of papers a count opener states, when it states one."""
+    match = _COUNT_OPENER.match(text)
+    word = (match.group("count") or "").lower() if match else ""
+    if word in ("both", "one"):
+        return 2 if word == "both" else 1
+    value = NUMBER_WORDS.get(word, word)
+    return int(value) if value.isdigit() else None
+
+
+def subject_of(sentence: str) -> str:
+    """The method, model or dataset a sentence is about, for resolving "It ..." in the next
+    one: its first name of letters (not '4-bit', 'k-1'); empty when it names none."""
+    for word in tokens(sentence):
+        letters = sum(char.isalpha() for char in word)
+        if looks_like_name(word) and letters >= 2 and letters > len(word) / 2:
+            return word
+    return ""

@@ -1,0 +1,377 @@
+"""What a question asks: its intent, the papers, authors, venue and year it names, and the
+thing it wants stated. Worked out once per question, before retrieval, and shown to the
+user with the answer (`Answer.understood`) so they can see why an answer looks as it does.
+
+Metadata is recognised against the indexed papers (a `Catalog`), never guessed: an author
+is a name some indexed paper lists (matched ignoring case and diacritics, by full name,
+initials and surname, or surname alone when written with a capital or after "by"), a
+venue or year is one some indexed paper has, a paper is named by its title (most of its
+words) or by a method name only a few papers mention."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from ..corpus import Paper
+from ..lexicon import (
+    QUESTION_WORDS,
+    STOPWORDS,
+    content_stems,
+    fold,
+    has_quantity,
+    looks_like_name,
+    stem,
+    tokens,
+)
+from ..text import sentence_spans
+
+Intent = Literal["fact", "number", "yes_no", "list", "summary", "comparison"]
+
+_AUXILIARY = r"(?:is|are|was|were|do|does|did|can|could|would|should|will|has|have|had|might|may)"
+_NOT_AUXILIARY = rf"(?!{_AUXILIARY}\b)"
+_SUMMARY = re.compile(
+    r"^\s*(?:please\s+)?(?:summari[sz]e|sum up|give (?:me )?(?:a|an) (?:summary|overview)|"
+    r"(?:a |an )?(?:summary|overview) of|tell me about|describe the (?:paper|work|study))\b"
+    r"|\bwhat (?:is|was) (?:the )?(?:paper|work|study|article)\b.*\babout\b"
+    r"|\bwhat (?:is|are) .{2,80} about\s*\??\s*$"
+    r"|\bwhat (?:did|does|do) .{2,80} (?:show|do|propose|prove|find|contribute)\s*\??\s*$",
+    re.IGNORECASE,
+)
+_LIST = re.compile(
+    rf"\b(?:which|what)\s+(?:{_NOT_AUXILIARY}[\w-]+\s+){{0,3}}?"
+    r"(?:papers|works|studies|articles|methods|approaches|ones)\b"
+    r"|\b(?:list|any|all)\s+(?:the\s+)?(?:[\w-]+\s+)?papers\b"
+    r"|\bpapers\s+(?:in|from|of)\s+(?:this|the)\s+collection\b",
+    re.IGNORECASE,
+)
+_COMPARISON = re.compile(
+    r"\b(?:compare|compared|comparison|contrast|differ|differs|difference|differences|versus|"
+    r"vs\.?)\b|\bboth\b|\beach\b.{0,40}\b(?:and|vs)\b|\b(?:how|what) do .{2,60} and .{2,60}"
+    r" each\b",
+    re.IGNORECASE,
+)
+_YES_NO = re.compile(rf"^\s*(?:{_AUXILIARY}|isn't|aren't|doesn't|don't)\b", re.IGNORECASE)
+_LEAD_IN = re.compile(r"^\s*(?:according to|in|for|under|with|when|if)\b[^,?]{0,120},\s*", re.I)
+_QUANTITY = re.compile(
+    r"\bhow (?:many|much|large|big|fast|long|often|far|small|high|low)\b|\bwhat (?:percentage|"
+    r"fraction|share|proportion|number|speed-?up|ratio|factor|accuracy|score|size)\b|"
+    r"\bby (?:how much|what (?:factor|margin|percentage|amount))\b|\bto what (?:extent|degree)\b",
+    re.IGNORECASE,
+)
+_WHICH_PAPER = re.compile(
+    rf"\b(?:which|what)\s+(?:{_NOT_AUXILIARY}[\w$-]+\s+){{0,4}}?"
+    r"(paper|work|study|method|approach|article)\b",
+    re.IGNORECASE,
+)
+# "what learning rate did ...", "how many tasks are ...", "what is the licence of ...":
+# the thing a sentence must name to answer.
+_ASKED_FOR = re.compile(
+    rf"\b(?:what|which|how many)\s+((?:{_NOT_AUXILIARY}[A-Za-z0-9][\w+\-]*\s+){{1,6}}?)"
+    rf"{_AUXILIARY}\b"
+    r"|\bwhat\s+(?:is|are|was|were)\s+the\s+((?:[A-Za-z0-9][\w+\-]*\s+){1,3}?)"
+    r"(?:of|for|in|on|at|that|when|used)\b",
+    re.IGNORECASE,
+)
+_VAGUE_THINGS = frozenset(
+    "kind kinds type types sort level degree extent percentage percent number amount fraction "
+    "proportion share class".split()
+)
+_AUTHOR_CUE = re.compile(r"\b(?:by|from|authors?|et al|co-?authors?|wrote|written)\b", re.I)
+_YEAR = re.compile(r"\b(19[5-9]\d|20\d\d)\b")
+_NAME_WORD = re.compile(r"[^\W\d_][\w'’.\-]*")
+# A method name shared by more papers than this says less about which paper is meant.
+_NAMED_BY_FEW = 3
+# A title counts as named when the question has this share of its content words.
+_TITLE_SHARE = 0.7
+_TITLE_MIN_WORDS = 3
+
+
+@dataclass(frozen=True)
+class AuthorMatch:
+    """An indexed author the question names, the words it was recognised by, its papers."""
+
+    name: str
+    matched: str
+    papers: frozenset[str]
+
+
+class Catalog:
+    """What the question analysis matches against: the indexed papers' authors, venues,
+    years, titles and the method names in their abstracts. Built once per index generation."""
+
+    def __init__(self, papers: Iterable[Paper]) -> None:
+        self.papers: dict[str, Paper] = {paper.paper_id: paper for paper in papers}
+        self.full_names: dict[str, set[str]] = defaultdict(set)
+        self.surnames: dict[str, set[str]] = defaultdict(set)
+        self.by_author: dict[str, set[str]] = defaultdict(set)
+        self.venue_words: dict[str, str] = {}
+        self.years: set[str] = set()
+        self.names: dict[str, set[str]] = defaultdict(set)
+        self.title_stems: dict[str, set[str]] = {}
+        self.short_titles: dict[str, str] = {}
+        for paper in self.papers.values():
+            self._add(paper)
+
+    def _add(self, paper: Paper) -> None:
+        for author in paper.authors:
+            self.by_author[author].add(paper.paper_id)
+            for form in _name_forms(author):
+                self.full_names[form].add(author)
+            parts = _NAME_WORD.findall(fold(author))
+            if parts:
+                self.surnames[parts[-1]].add(author)
+        if paper.venue:
+            for word in _NAME_WORD.findall(paper.venue):
+                if word[:1].isupper():
+                    self.venue_words[fold(word)] = word
+            self.years.update(_YEAR.findall(paper.venue))
+        text = f"{paper.title or ''} {paper.abstract}"
+        for word in tokens(text):
+            if looks_like_name(word) and len(word) > 2:
+                self.names[_name_key(word)].add(paper.paper_id)
+        if paper.title:
+            self.title_stems[paper.paper_id] = content_stems(paper.title, QUESTION_WORDS)
+            short, colon, _ = paper.title.partition(":")
+            if colon and len(short.split()) <= 3:
+                self.short_titles[paper.paper_id] = fold(short.strip())
+
+    def authors_named(self, question: str) -> list[AuthorMatch]:
+        """Indexed authors the question names."""
+        folded = fold(question)
+        found: dict[str, str] = {}
+        for form, authors in self.full_names.items():
+            if _has_phrase(folded, form):
+                for author in authors:
+                    found.setdefault(author, form)
+        cue = bool(_AUTHOR_CUE.search(question))
+        for word in _NAME_WORD.findall(question):
+            key = fold(word).strip(".'’")
+            if len(key) < 3 or key in STOPWORDS or key in QUESTION_WORDS:
+                continue
+            authors = self.surnames.get(key)
+            if not authors or any(key in fold(name) for name in found.values()):
+                continue
+            if word[0].isupper() or cue:
+                for author in authors:
+                    found.setdefault(author, key)
+        return [
+            AuthorMatch(author, matched, frozenset(self.by_author[author]))
+            for author, matched in found.items()
+        ]
+
+    def venue_named(self, question: str) -> str | None:
+        for word in _NAME_WORD.findall(question):
+            venue = self.venue_words.get(fold(word))
+            if venue and len(venue) > 2:
+                return venue
+        return None
+
+    def year_named(self, question: str) -> str | None:
+        return next((year for year in _YEAR.findall(question) if year in self.years), None)
+
+    def papers_by_title(self, question: str) -> set[str]:
+        """Papers whose title the question gives (most of its words, or its short name)."""
+        asked = content_stems(question, QUESTION_WORDS)
+        folded = fold(question)
+        named = set()
+        for paper_id, title in self.title_stems.items():
+            if len(title) >= _TITLE_MIN_WORDS and len(asked & title) >= _TITLE_SHARE * len(title):
+                named.add(paper_id)
+        for paper_id, short in self.short_titles.items():
+            if _has_phrase(folded, short):
+                named.add(paper_id)
+        return named
+
+    def papers_by_name(self, question: str) -> tuple[set[str], list[str]]:
+        """Papers that mention a method, model or dataset name the question uses, when few
+        do; and those names."""
+        named: set[str] = set()
+        names = []
+        for word in tokens(question):
+            if not looks_like_name(word) or len(word) < 3:
+                continue
+            papers = self.names.get(_name_key(word), set())
+            if papers:
+                names.append(word)
+            if 0 < len(papers) <= _NAMED_BY_FEW:
+                named |= papers
+        return named, list(dict.fromkeys(names))
+
+
+def _name_key(word: str) -> str:
+    """How a name is looked up: 'CIFAR-10' -> 'cifar10', 'LLMs' -> 'llm'."""
+    key = re.sub(r"[^a-z0-9]", "", word.lower())
+    return key[:-1] if len(key) > 3 and key.endswith("s") and not key.endswith("ss") else key
+
+
+def _name_forms(author: str) -> set[str]:
+    """How a question may write an author: 'yann lecun', 'y. lecun', 'y lecun'."""
+    parts = _NAME_WORD.findall(fold(author))
+    if len(parts) < 2:
+        return set()
+    first, last = parts[0], parts[-1]
+    return {" ".join(parts), f"{first} {last}", f"{first[0]}. {last}", f"{first[0]} {last}"}
+
+
+def _has_phrase(text: str, phrase: str) -> bool:
+    return bool(re.search(rf"(?<![\w]){re.escape(phrase)}(?![\w])", text))
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question as understood: `text` as asked, `standalone` after a follow-up was
+    rewritten, `search_text` what retrieval looks for (metadata mentions removed), and
+    what restricts (`paper_ids`, from authors, venue and year) or favours (`named_papers`,
+    from titles and method names) papers."""
+
+    text: str
+    standalone: str
+    intent: Intent
+    search_text: str
+    authors: tuple[str, ...] = ()
+    venue: str | None = None
+    year: str | None = None
+    paper_ids: frozenset[str] | None = None
+    named_papers: frozenset[str] = frozenset()
+    names: tuple[str, ...] = ()
+    asked_for: frozenset[str] = frozenset()
+    wants_number: bool = False
+    which_paper: bool = False
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def asked(self) -> str:
+        """The last sentence of the standalone question: what is asked, when a follow-up was
+        rewritten as 'previous question + follow-up'."""
+        return asked_part(self.standalone)
+
+    @property
+    def is_multi_paper(self) -> bool:
+        return self.intent in ("list", "comparison")
+
+    def to_json(self) -> dict:
+        """What was understood, for `ask --json` and the UI."""
+        return {
+            "intent": self.intent,
+            "authors": list(self.authors),
+            "venue": self.venue,
+            "year": self.year,
+            "papers": sorted(self.named_papers | (self.paper_ids or frozenset())),
+            "names": list(self.names),
+            "notes": list(self.notes),
+        }
+
+
+def asked_part(question: str) -> str:
+    spans = sentence_spans(question)
+    return question[spans[-1][0] : spans[-1][1]] if len(spans) > 1 else question
+
+
+def intent_of(question: str) -> Intent:
+    """fact, number, yes_no, list, summary or comparison, from the wording alone."""
+    asked = asked_part(question)
+    if _COMPARISON.search(asked) and not _LIST.search(asked):
+        return "comparison"
+    if _SUMMARY.search(asked):
+        return "summary"
+    if _LIST.search(asked):
+        return "list"
+    if _YES_NO.match(_LEAD_IN.sub("", asked)):
+        return "yes_no"
+    if _QUANTITY.search(asked):
+        return "number"
+    return "fact"
+
+
+def _asked_for(asked: str) -> frozenset[str]:
+    match = _ASKED_FOR.search(asked)
+    if not match:
+        return frozenset()
+    phrase = match.group(1) or match.group(2)
+    words = [
+        word
+        for word in tokens(phrase)
+        if word.lower() not in STOPWORDS
+        and word.lower() not in QUESTION_WORDS
+        and word.lower() not in _VAGUE_THINGS
+        and not looks_like_name(word)
+    ]
+    return frozenset(stem(word.lower()) for word in words)
+
+
+def analyse(question: str, standalone: str, catalog: Catalog) -> Question:
+    """Understand `standalone` (the question after follow-up rewriting)."""
+    asked = asked_part(standalone)
+    intent = intent_of(standalone)
+    authors = catalog.authors_named(standalone)
+    venue = catalog.venue_named(standalone)
+    year = catalog.year_named(standalone)
+    by_name, names = catalog.papers_by_name(standalone)
+    named = catalog.papers_by_title(standalone) | by_name
+    allowed, notes = _restriction(catalog, authors, venue, year)
+    which = _WHICH_PAPER.search(asked)
+    if intent == "fact" and allowed and len(allowed) <= 3 and not _ASKED_FOR.search(asked):
+        intent = "summary"
+    return Question(
+        text=question,
+        standalone=standalone,
+        intent=intent,
+        search_text=_without_metadata(standalone, authors, venue, year),
+        authors=tuple(match.name for match in authors),
+        venue=venue,
+        year=year,
+        paper_ids=frozenset(allowed) if allowed is not None else None,
+        named_papers=frozenset(named),
+        names=tuple(names),
+        asked_for=_asked_for(asked),
+        wants_number=intent == "number" or bool(_QUANTITY.search(asked)),
+        which_paper=bool(which) and which.group(1).lower() in ("paper", "work", "study", "article"),
+        notes=tuple(notes),
+    )
+
+
+def _restriction(
+    catalog: Catalog, authors: list[AuthorMatch], venue: str | None, year: str | None
+) -> tuple[set[str] | None, list[str]]:
+    """The papers the named authors, venue and year allow (None: no restriction). Several
+    authors mean their joint papers when they have any; a restriction that would leave no
+    paper is dropped, and a note says so."""
+    notes = []
+    allowed: set[str] | None = None
+    if authors:
+        sets = [set(match.papers) for match in authors]
+        joint = set.intersection(*sets)
+        allowed = joint or set.union(*sets)
+    for label, value in (("venue", venue), ("year", year)):
+        if value is None:
+            continue
+        matching = {
+            paper_id
+            for paper_id, paper in catalog.papers.items()
+            if value.casefold() in (paper.venue or "").casefold()
+        }
+        narrowed = matching if allowed is None else allowed & matching
+        if narrowed:
+            allowed = narrowed
+        else:
+            notes.append(f"no indexed paper matches {label} {value} together with the rest")
+    return allowed, notes
+
+
+def _without_metadata(
+    question: str, authors: list[AuthorMatch], venue: str | None, year: str | None
+) -> str:
+    """The question with author names, venue and year taken out: what to search for."""
+    text = question
+    for match in authors:
+        for word in dict.fromkeys([match.name, *match.name.split(), match.matched]):
+            text = re.sub(rf"(?<![\w]){re.escape(word)}(?![\w])", " ", text, flags=re.I)
+    for value in (venue, year):
+        if value:
+            text = re.sub(rf"\b{re.escape(value)}\b", " ", text, flags=re.I)
+    cleaned = " ".join(text.split())
+    return cleaned if any(ch.isalpha() for ch in cleaned) else question

@@ -1,0 +1,221 @@
+"""Does the evidence a claim cites support it? A local, deterministic entailment judge.
+
+No natural-language-inference model can be had offline, so a verdict is built from three
+cheap kinds of evidence, each there for one way a fluent sentence departs from its source:
+
+- Alignment: the claim is matched to the one to three sentences of the cited abstracts
+  that say most of it (its best embedding match first, then sentences that add claim words
+  and are themselves close to the claim). A synthesis of two sentences is matched to both;
+  a word found only in an unrelated sentence of the abstract does not count.
+- Lexical coverage: the claim's content words must be in those sentences, in the paper's
+  title, authors and venue, or in the question; reporting verbs, hedges and connectives
+  (`lexicon.FRAME_WORDS`) are free. A small model's inventions and a strong model's
+  additions bring words the evidence lacks.
+- Hard checks (`checks.py`): numbers, names, negation, opposites, swapped comparisons and
+  absolutes ("all", "always") against the aligned sentences. Any problem is decisive.
+
+The thresholds are documented where they are defined, with the data they were chosen on.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..embeddings import Embedder
+from ..lexicon import FRAME_WORDS, content_stems, stem
+from ..text import sentence_spans
+from .checks import analyse, is_polar, problems
+
+# Chosen by a grid search on the dev half of the labelled answers (eval/answers_dev.jsonl):
+# the least cosine between a claim and its aligned sentences, and the largest share of its
+# content words that neither they, the question nor the paper's metadata have, for the
+# claim to count as supported.
+MIN_COSINE = 0.40
+MAX_NEW_WORDS = 0.15
+# An aligned sentence after the first must add a claim word and be at least this close to
+# the claim itself: a word from an unrelated sentence of the abstract is no evidence.
+SECOND_SENTENCE_COSINE = 0.35
+MAX_ALIGNED = 3
+# The first sentence is the best by cosine plus this weight times the share of the claim's
+# words it has.
+COVERAGE_WEIGHT = 0.5
+# Two single words this close (MiniLM cosine) count as the same word: 'needed'/'required'
+# 0.80, 'removes'/'deleting' 0.65, against 0.17-0.33 for unrelated pairs of the dev half.
+# Opposites are close too ('short'/'long' 0.65); the hard checks catch those first.
+SYNONYM_COSINE = 0.65
+_FRAME_STEMS = frozenset(stem(word) for word in FRAME_WORDS)
+
+
+@dataclass(frozen=True)
+class Support:
+    """The verdict on a claim: `evidence` are the indices of the sentences it was aligned
+    to (best first), `new_words` the claim words they lack."""
+
+    supported: bool
+    score: float
+    reason: str
+    evidence: tuple[int, ...] = ()
+    new_words: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Claim:
+    """What alignment needs of a claim: its vector, and the stems it must find."""
+
+    text: str
+    vector: np.ndarray
+    needed: frozenset[str]
+
+
+class SupportScorer:
+    """Judges claims against evidence sentences, offline and deterministically."""
+
+    def __init__(self, embedder: Embedder | None = None) -> None:
+        if embedder is None:
+            from ..embeddings import OnnxMiniLMEmbedder
+
+            embedder = OnnxMiniLMEmbedder()
+        self.embedder = embedder
+
+    def assess(self, claim: str, sentences: list[str], known: str = "") -> Support:
+        """The verdict on `claim` against `sentences` (the cited abstracts' sentences);
+        words of `known` (question, titles, authors) are not new words."""
+        return self.assess_many([(claim, sentences, known)])[0]
+
+    def assess_many(self, items: list[tuple[str, list[str], str]]) -> list[Support]:
+        """Verdicts for many (claim, sentences, known) items; every distinct text is
+        embedded once, in one call."""
+        texts = list(
+            dict.fromkeys(
+                t for claim, sentences, _ in items for t in [claim, *clauses(claim), *sentences]
+            )
+        )
+        vectors = dict(zip(texts, self.embedder.embed(texts), strict=True)) if texts else {}
+        return [self._assess(claim, sentences, known, vectors) for claim, sentences, known in items]
+
+    def check(self, claim: str, passage: str) -> Support:
+        """The verdict on `claim` against a passage (split into its sentences)."""
+        return self.check_many([(claim, passage)])[0]
+
+    def check_many(self, pairs: list[tuple[str, str]]) -> list[Support]:
+        """Verdicts for (claim, passage) pairs."""
+        return self.assess_many([(claim, _sentences(passage), "") for claim, passage in pairs])
+
+    def _assess(
+        self, claim: str, sentences: list[str], known: str, vectors: dict[str, np.ndarray]
+    ) -> Support:
+        if not _has_words(claim):
+            return Support(False, 0.0, "empty claim")
+        sentences = [sentence for sentence in sentences if _has_words(sentence)]
+        if not sentences:
+            return Support(False, 0.0, "no evidence")
+        free = content_stems(known) | _FRAME_STEMS
+        facts = analyse(claim)
+        target = _Claim(claim, vectors[claim], frozenset((facts.stems - free) | set(facts.numbers)))
+        matrix = np.array([vectors[sentence] for sentence in sentences])
+        aligned = _align(target, [vectors[c] for c in clauses(claim)], sentences, matrix)
+        evidence = " ".join(sentences[i] for i in sorted(aligned))
+        combined = matrix[list(aligned)].sum(axis=0)
+        cosine = float(combined @ target.vector / max(float(np.linalg.norm(combined)), 1e-12))
+        found = analyse(evidence).stems
+        words = target.needed - set(facts.numbers)
+        unmatched = [t.word for t in facts.terms if t.stem in words - found]
+        new = tuple(dict.fromkeys(self._without_synonyms(unmatched, evidence)))
+        share = len({stem(word) for word in new}) / max(len(facts.stems), 1)
+        found_problems = problems(claim, f"{evidence} {known}")
+        score = _score(cosine, share, bool(found_problems))
+        supported = not found_problems and cosine >= MIN_COSINE and share <= MAX_NEW_WORDS
+        reason = _reason(found_problems, cosine, new, supported)
+        return Support(supported, score, reason, tuple(aligned), new)
+
+
+    def _without_synonyms(self, words: list[str], evidence: str) -> list[str]:
+        """`words` less those close in meaning to a word of `evidence` ('needed' for
+        'required'): the embedding of one word against each content word of the evidence.
+        Words with a known opposite ('higher', 'single') are never matched this way: their
+        opposites are as close to them as synonyms."""
+        if not words:
+            return []
+        words = [word for word in words if not is_polar(word)]
+        if not words:
+            return []
+        theirs = list(dict.fromkeys(term.word for term in analyse(evidence).terms))
+        vectors = self.embedder.embed([*dict.fromkeys(words), *theirs])
+        ours = dict(zip(dict.fromkeys(words), vectors, strict=False))
+        closest = vectors[len(ours) :] @ np.array(list(ours.values())).T
+        near = {word for word, best in zip(ours, closest.max(axis=0), strict=True) if best >= SYNONYM_COSINE}
+        return [word for word in words if word not in near]
+
+
+def _align(claim: _Claim, clauses: list[np.ndarray], sentences: list[str], matrix: np.ndarray) -> list[int]:
+    """The sentences that say the claim: for the claim and each of its clauses, the best
+    sentence by similarity and word coverage; then (up to `MAX_ALIGNED`) each sentence that
+    adds claim words and is close to the claim or one of its clauses."""
+    stems = [analyse(sentence).stems | set(analyse(sentence).numbers) for sentence in sentences]
+    needed = claim.needed
+    coverage = np.array([len(needed & found) / max(len(needed), 1) for found in stems])
+    closeness = matrix @ np.array([claim.vector, *clauses]).T
+    chosen = list(dict.fromkeys(int(i) for i in np.argmax(closeness.T + COVERAGE_WEIGHT * coverage, axis=1)))
+    covered = set().union(*(needed & stems[i] for i in chosen))
+    nearest = closeness.max(axis=1)
+    while len(chosen) < MAX_ALIGNED:
+        gains = [
+            (len((needed - covered) & found), float(nearest[i]), i)
+            for i, found in enumerate(stems)
+            if i not in chosen and nearest[i] >= SECOND_SENTENCE_COSINE
+        ]
+        best = max(gains, default=(0, 0.0, -1))
+        if best[0] == 0:
+            break
+        chosen.append(best[2])
+        covered |= needed & stems[best[2]]
+    return chosen[:MAX_ALIGNED + 1]
+
+
+_CLAUSE_BREAK = re.compile(
+    r"[;:]\s+|,\s+(?=(?:and|but|while|whereas|which|where|so|thus|although|though|since|"
+    r"because|with|yet|whereby)\b)|\s+(?=(?:while|whereas)\b)"
+)
+# Clauses shorter than this many words are read together with the one before them.
+_MIN_CLAUSE_WORDS = 4
+
+
+def clauses(claim: str) -> list[str]:
+    """The clauses of a claim that joins several statements ("X reduces memory by 65.5%,
+    and its 8-bit version by 82.5%"); none for a claim of one clause."""
+    parts: list[str] = []
+    for part in _CLAUSE_BREAK.split(claim):
+        if parts and len(part.split()) < _MIN_CLAUSE_WORDS:
+            parts[-1] = f"{parts[-1]} {part}"
+        elif part.strip():
+            parts.append(part)
+    return parts if len(parts) > 1 else []
+
+
+def _score(cosine: float, new_share: float, problem: bool) -> float:
+    """A confidence in [0, 1] for ranking evidence: the cosine, less the share of new words,
+    and near zero when a hard check found a problem."""
+    if problem:
+        return 0.05 * cosine
+    return float(np.clip(cosine - new_share, 0.0, 1.0))
+
+
+def _reason(found: list[str], cosine: float, new: tuple[str, ...], supported: bool) -> str:
+    if found:
+        return found[0]
+    if supported:
+        return f"supported (cosine {cosine:.2f})"
+    if cosine < MIN_COSINE:
+        return f"weak match (cosine {cosine:.2f})"
+    return f"not in the evidence: {', '.join(new[:3])}"
+
+
+def _has_words(text: str) -> bool:
+    return any(char.isalnum() for char in text)
+
+
+def _sentences(passage: str) -> list[str]:
+    return [passage[start:end] for start, end in sentence_spans(passage)]
