@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from functools import cached_property
-from typing import TYPE_CHECKING
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .answer import Answer
-from .backends import resolve_name
+from .backends import EXTRACTIVE, resolve_name
 from .corpus import Paper, load_corpus, shipped_seeds_dir
 from .errors import QuestionError
 from .index import IngestReport, PaperIndex, ProgressCallback
@@ -137,6 +137,8 @@ class Assistant:
     def backend_status(self, backend: str | None = None) -> str:
         """A short state of a backend: model loaded, API reachable or not."""
         name = resolve_name(backend, self.settings)
+        if name == EXTRACTIVE:
+            return f"{name}: ready (quotes the papers; no language model)"
         return f"{name}: {self.answerer.backend(name).status()}"
 
     def papers(self) -> list[Paper]:

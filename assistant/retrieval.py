@@ -48,21 +48,24 @@ class Hit(PaperRef):
 
 @dataclass(frozen=True)
 class Filters:
-    """Case-insensitive substring filters on paper metadata; None means no filter."""
+    """Case-insensitive substring filters on paper metadata, and a set of allowed paper
+    ids (from the authors, venue or year a question names); None means no filter."""
 
     venue: str | None = None
     author: str | None = None
     area: str | None = None
+    paper_ids: frozenset[str] | None = None
 
     def active(self) -> bool:
-        return any((self.venue, self.author, self.area))
+        return any((self.venue, self.author, self.area)) or self.paper_ids is not None
 
     def matches(self, paper: Paper) -> bool:
         def contains(value: str | None, needle: str | None) -> bool:
             return needle is None or needle.casefold() in (value or "").casefold()
 
         return (
-            contains(paper.venue, self.venue)
+            (self.paper_ids is None or paper.paper_id in self.paper_ids)
+            and contains(paper.venue, self.venue)
             and contains(paper.area, self.area)
             and (self.author is None or any(contains(name, self.author) for name in paper.authors))
         )

@@ -65,6 +65,7 @@ class RetrievalSettings(_Section):
     """Hybrid dense + keyword retrieval."""
 
     k: int = Field(5, ge=1, le=50)
+    list_k: int = Field(12, ge=1, le=50, description="Passages for a 'which papers' question")
     candidates: int = Field(40, ge=5, le=500)
     per_paper_cap: int = Field(2, ge=1, le=20)
     rrf_k: int = Field(60, ge=1)
@@ -75,13 +76,24 @@ class RetrievalSettings(_Section):
 class AnswerSettings(_Section):
     """How answers are composed and verified."""
 
-    min_relevance: float = Field(0.35, ge=0.0, le=1.0)
-    max_sentences: int = Field(4, ge=1, le=12)
-    max_new_words: float = Field(
-        0.25,
+    min_relevance: float = Field(
+        0.35, ge=0.0, le=1.0, description="Relevance a paper needs to be listed in a list answer"
+    )
+    min_confidence: float = Field(
+        0.5,
         ge=0.0,
         le=1.0,
-        description="Most of a generated sentence's content words its source may lack",
+        description="Estimated probability that the papers answer, below which citeqa refuses",
+    )
+    min_sentence_relevance: float = Field(
+        0.2,
+        ge=0.0,
+        le=1.0,
+        description="Relevance a verified generated sentence needs to stay in the answer",
+    )
+    verifier: Literal["local", "llm"] = Field(
+        "local",
+        description="Who checks generated sentences: the offline scorer, or the `llm` model",
     )
     max_history_turns: int = Field(3, ge=0, le=20)
 
@@ -98,8 +110,11 @@ class LLMSettings(_Section):
     max_retries: int = Field(3, ge=0, le=10)
     temperature: float = Field(0.0, ge=0.0, le=2.0)
     max_tokens: int = Field(120, ge=16, le=8192)
-    source_tokens: int = Field(
-        64, ge=0, description="Tokens of each source in the prompt, its most relevant first; 0: all"
+    source_tokens: int | None = Field(
+        None,
+        ge=0,
+        description="Tokens of each source in the prompt, its most relevant sentences first; "
+        "0: the whole abstract; unset: the backend's default (local 64, openai whole)",
     )
     context_tokens: int = Field(4096, ge=512)
     threads: int = Field(2, ge=1)

@@ -15,10 +15,11 @@ from typing import Literal
 from ..lexicon import NUMBER_WORDS, looks_like_name, tokens
 from ..text import sentence_spans
 
-SentenceKind = Literal["claim", "framing"]
+SentenceKind = Literal["claim", "opener", "framing"]
 """A `claim` states something from the papers and is verified against the evidence it
-cites; `framing` is text made from a template that is true by construction (counted from
-the citations, e.g. "Two papers in the collection address this:")."""
+cites; an `opener` ("Yes.", "No.") is verified with the claim it opens and cites that
+claim's evidence; `framing` is text that is true by construction (counted from the
+citations, e.g. "Two papers in the collection address this:")."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ _YES_NO_OPENER = re.compile(
 )
 _COUNT_OPENER = re.compile(
     r"^(?:(?P<count>one|two|three|four|five|six|both|several|many|some|multiple|a few|\d+)"
-    r"\s+(?:of the\s+)?(?:\w+\s+)?(?:papers?|works?|studies|articles)\b.{0,60}"
+    r"\s+(?:of the\s+)?(?:\w+\s+)?(?:papers?|works?|studies|articles)\b.{0,160}"
     r"|(?:the )?(?:collection|indexed papers) (?:has|have|contains?) .{0,60})[.:]?$",
     re.IGNORECASE,
 )
@@ -75,6 +76,7 @@ _REFERENCE_BACK = re.compile(
     r"results?|model|framework))\b",
     re.IGNORECASE,
 )
+_COUNT_OPENER_WORDS = 20
 _GLUED_OPENER = re.compile(r"^((?:yes|no)[.!])\s+(?=\S)", re.IGNORECASE)
 # References back that stand for a thing (a method, a model), which a name can replace;
 # "The authors", "They" and "This gain" are left as written.
@@ -200,7 +202,7 @@ def opener_kind(text: str) -> Opener:
     """'yes' or 'no' for a bare yes/no opener, 'count' for "Two papers do." and the like."""
     if _YES_NO_OPENER.match(text):
         return "no" if text.lower().startswith(("no", "not", "incorrect")) else "yes"
-    if len(text.split()) <= 12 and _COUNT_OPENER.match(text):
+    if len(text.split()) <= _COUNT_OPENER_WORDS and _COUNT_OPENER.match(text):
         return "count"
     return ""
 

@@ -101,7 +101,9 @@ class PaperText:
 @lru_cache(maxsize=8192)
 def _sentences(paper_id: str, abstract: str) -> tuple[Sentence, ...]:
     return tuple(
-        Sentence(paper_id, index, start, end, abstract[start:end], is_instruction(abstract[start:end]))
+        Sentence(
+            paper_id, index, start, end, abstract[start:end], is_instruction(abstract[start:end])
+        )
         for index, (start, end) in enumerate(_spans(abstract))
     )
 

@@ -1,4 +1,15 @@
-"""The answering chain: rewrite a follow-up, retrieve, generate, verify, compose."""
+"""The answering chain, one stage after another:
+
+1. a follow-up is rewritten into a standalone question; the question is understood
+   (`question.analyse`: intent, authors, venue, year, papers named);
+2. retrieval, restricted to the papers the question names by author, venue or year;
+3. with a language model: the answer is generated from the retrieved papers, read into
+   sentences, verified against what each cites (`verify`), and each verified sentence
+   must address the question; without one (`extractive`), or when nothing generated is
+   both verified and relevant, the answer is composed from the papers' own sentences
+   (`plans`), which also decide to refuse;
+4. the claims become an `Answer` with numbered citations of exact spans.
+"""
 
 from __future__ import annotations
 
@@ -6,41 +17,53 @@ import re
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 
 import numpy as np
 
-from .answer import REFUSAL, Answer, AnswerSentence, Citation
-from .backends import make_backend
-from .backends.base import Backend, GenerationRequest, Source
-from .embeddings import CachedEmbedder, make_scoring_embedder
-from .errors import BackendError
-from .grounding import Grounder, Grounding
-from .prompts import load_prompt, render
+from ..answer import REFUSAL, Answer, AnswerSentence, Citation, answer_text
+from ..backends import EXTRACTIVE, make_backend
+from ..backends.base import Backend, GenerationRequest, Source
+from ..backends.openai_compat import ApiEndpoint
+from ..corpus import Paper
+from ..display import plain_text
+from ..embeddings import CachedEmbedder, make_scoring_embedder
+from ..errors import BackendError
+from ..lexicon import QUESTION_WORDS, content_stems
+from ..prompts import load_prompt, render
+from ..retrieval import Filters, Hit, HybridRetriever
+from ..settings import Settings
+from ..text import count_tokens
+from .claims import Claim, read_draft
+from .passages import PaperText, is_boilerplate, paper_texts
+from .plans import Composer
+from .question import Catalog, Question, analyse
 from .relevance import RelevanceScorer
-from .retrieval import Filters, Hit, HybridRetriever
-from .settings import Settings
 from .support import SupportScorer
-from .text import count_tokens, sentence_spans
+from .verify import LLMVerifier, LocalVerifier, Verification, Verifier
 
 _FOLLOW_UP = re.compile(
     r"\b(it|its|they|them|their|this|that|these|those|he|she|his|her|the (paper|method|"
     r"model|approach|authors?))\b|^(and|what about|how about|also)\b",
     re.IGNORECASE,
 )
+# A generated sentence shorter than this, or ending in ":", is a fragment, not an answer.
+_MIN_WORDS = 5
 
 Message = dict[str, str]
 
 
 @dataclass
-class _Draft:
-    """What one backend produced for a question, before composing the `Answer`."""
+class _Outcome:
+    """What one way of answering produced, before it becomes an `Answer`."""
 
     backend: str
-    raw: str
-    grounding: Grounding
-    generate_ms: float
+    claims: list[Claim] = field(default_factory=list)
+    raw: str = ""
+    dropped: int = 0
+    generate_ms: float = 0.0
+    note: str | None = None
 
 
 class Answerer:
@@ -50,7 +73,8 @@ class Answerer:
         self.settings = settings
         self.retriever = retriever
         self._backends: dict[str, Backend] = {}
-        self._backends_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._catalog: tuple[str, Catalog] | None = None
 
     @cached_property
     def scoring_embedder(self) -> CachedEmbedder:
@@ -61,16 +85,40 @@ class Answerer:
         return RelevanceScorer(self.scoring_embedder)
 
     @cached_property
-    def grounder(self) -> Grounder:
-        return Grounder(SupportScorer(self.scoring_embedder), self.settings.answer.max_new_words)
+    def scorer(self) -> SupportScorer:
+        return SupportScorer(self.scoring_embedder)
+
+    @cached_property
+    def composer(self) -> Composer:
+        return Composer(self.relevance, self.settings.answer)
+
+    @cached_property
+    def verifier(self) -> Verifier:
+        local = LocalVerifier(self.scorer)
+        if self.settings.answer.verifier == "llm":
+            return LLMVerifier(_endpoint(self.settings), local)
+        return local
 
     def backend(self, name: str) -> Backend:
-        with self._backends_lock:
+        with self._lock:
             if name not in self._backends:
-                self._backends[name] = make_backend(name, self.settings, self.relevance)
+                self._backends[name] = make_backend(name, self.settings)
             return self._backends[name]
 
+    def catalog(self) -> Catalog:
+        """What question analysis matches against, rebuilt when the index changes."""
+        snapshot = self.retriever.index.snapshot()
+        with self._lock:
+            if self._catalog is None or self._catalog[0] != snapshot.generation:
+                self._catalog = (snapshot.generation, Catalog(snapshot.papers.values()))
+            return self._catalog[1]
+
     # ---- the chain --------------------------------------------------------------------
+
+    def understand(self, question: str, history: list[Message], backend_name: str) -> Question:
+        """The question as understood, a follow-up first made standalone."""
+        standalone = self.standalone_question(question, history, backend_name)
+        return analyse(question, standalone, self.catalog())
 
     def stream(
         self,
@@ -83,116 +131,164 @@ class Answerer:
     ) -> Iterator[str | Answer]:
         """Yield the backend's text as it is generated, then the verified `Answer`."""
         started = time.perf_counter()
-        standalone = self.standalone_question(question, history or [], backend_name)
-        hits = self.retriever.search(standalone, k, filters)
+        understood = self.understand(question, history or [], backend_name)
+        hits = self.retrieve(understood, k, filters)
+        papers = paper_texts(hits, self.retriever.index.snapshot().papers)
         retrieve_ms = (time.perf_counter() - started) * 1000
-        sources = _sources(hits)
-        draft = None
-        note = None
-        if hits:
-            try:
-                draft = yield from self._draft(backend_name, standalone, sources, hits)
-            except BackendError as exc:
-                if not fallback or backend_name == "extractive":
-                    raise
-                note = f"The {backend_name} backend failed ({exc}); this answer quotes the papers."
-            if (
-                fallback
-                and backend_name != "extractive"
-                and not self._usable(draft, standalone, hits)
-            ):
-                note = note or (
-                    f"The {backend_name} backend's answer could not be verified against the "
-                    "papers; this answer quotes them instead."
-                )
-                generated = draft
-                draft = yield from self._draft("extractive", standalone, sources, hits, quiet=True)
-                if generated is not None:
-                    draft.raw = generated.raw
-                    draft.generate_ms += generated.generate_ms
-                    grounding = generated.grounding
-                    draft.grounding.dropped = len(grounding.sentences) + grounding.dropped
-        answer = self._compose(question, standalone, hits, draft, note)
+        if backend_name == EXTRACTIVE or not papers:
+            outcome = self._extract(understood, papers)
+        else:
+            outcome = yield from self._generate(backend_name, understood, papers, fallback)
+        answer = self._compose(understood, hits, papers, outcome)
         answer.timings_ms = {
             "retrieve": retrieve_ms,
-            "generate": draft.generate_ms if draft else 0.0,
+            "generate": outcome.generate_ms,
             "total": (time.perf_counter() - started) * 1000,
         }
         yield answer
 
-    def _draft(self, backend_name, question, sources, hits, quiet=False):
-        backend = self.backend(backend_name)
+    def retrieve(self, question: Question, k: int | None, filters: Filters) -> list[Hit]:
+        """The passages for `question`: more of them for a list, restricted to the papers
+        it names by author, venue or year, and including the papers it names by title."""
+        k = k or self.settings.retrieval.k
+        if question.intent == "list":
+            k = max(k, self.settings.retrieval.list_k)
+        allowed = question.paper_ids
+        if filters.paper_ids is not None:
+            allowed = filters.paper_ids if allowed is None else allowed & filters.paper_ids
+        hits = self.retriever.search(question.search_text, k, replace(filters, paper_ids=allowed))
+        missing = question.named_papers - {hit.paper_id for hit in hits}
+        if missing and (allowed is None or missing & allowed):
+            named = replace(filters, paper_ids=frozenset(missing & allowed if allowed else missing))
+            extra = self.retriever.search(question.search_text, len(missing), named)
+            hits = extra + [hit for hit in hits if hit.paper_id not in missing]
+        return hits[: max(k, len(question.named_papers))]
+
+    def _extract(self, question: Question, papers: list[PaperText]) -> _Outcome:
+        started = time.perf_counter()
+        composition = self.composer.compose(question, papers)
+        ms = (time.perf_counter() - started) * 1000
+        return _Outcome(EXTRACTIVE, composition.claims, generate_ms=ms)
+
+    def _generate(
+        self, name: str, question: Question, papers: list[PaperText], fallback: bool
+    ) -> Iterator[str]:
+        backend = self.backend(name)
         request = GenerationRequest(
-            question=question,
-            sources=sources,
-            messages=_messages(question, self._focused(question, sources))
-            if backend.reads_prompt
-            else [],
+            question=question.standalone,
+            sources=self._sources(question, papers, backend.source_tokens),
+            messages=[],
             max_tokens=self.settings.llm.max_tokens,
             temperature=self.settings.llm.temperature,
         )
+        request = replace(request, messages=_messages(question.standalone, request.sources))
         started = time.perf_counter()
-        pieces = []
-        for piece in backend.generate(request):
-            pieces.append(piece)
-            if not quiet:
+        pieces: list[str] = []
+        try:
+            for piece in backend.generate(request):
+                pieces.append(piece)
                 yield piece
+        except BackendError as exc:
+            if not fallback:
+                raise
+            outcome = self._extract(question, papers)
+            outcome.raw = "".join(pieces)
+            outcome.note = f"The {name} backend failed ({exc}); this answer quotes the papers."
+            return outcome
         generate_ms = (time.perf_counter() - started) * 1000
         raw = "".join(pieces)
-        grounding = self.grounder.ground(raw, hits, self._abstracts(hits))
-        return _Draft(backend_name, raw, grounding, generate_ms)
+        verification = self.verify(question, raw, papers)
+        claims = self.addressing(question, verification.claims, papers)
+        outcome = _Outcome(name, claims, raw, len(verification.verdicts) - len(claims), generate_ms)
+        outcome.note = verification.note
+        if fallback and not self.acceptable(question, claims):
+            extracted = self._extract(question, papers)
+            extracted.raw, extracted.generate_ms = raw, generate_ms + extracted.generate_ms
+            extracted.dropped = len(verification.verdicts)
+            extracted.note = (
+                f"Nothing the {name} backend wrote was both verified against the papers and "
+                "on the question; this answer quotes the papers instead."
+            )
+            return extracted
+        return outcome
 
-    def _usable(self, draft: _Draft | None, question: str, hits: list[Hit]) -> bool:
-        """A draft is usable when every verified sentence addresses the question."""
-        if draft is None or not draft.grounding.sentences:
-            return False
-        sentences = draft.grounding.sentences
-        cited = [hits[sentence.evidence[0].hit] for sentence in sentences]
-        scores = self.relevance.score(
-            question,
-            [sentence.text for sentence in sentences],
-            [_context(hit) for hit in cited],
-            [hit.text for hit in cited],
-        )
-        return float(scores.min()) >= self.settings.answer.min_relevance
+    def verify(self, question: Question, text: str, papers: list[PaperText]) -> Verification:
+        """The verdicts on a generated answer whose source `n` is `papers[n - 1]`."""
+        return self.verifier.verify(question, read_draft(text, len(papers)), papers)
 
-    def _focused(self, question: str, sources: list[Source]) -> list[Source]:
-        """The sources cut to their sentences most relevant to `question`, in their order,
-        within `llm.source_tokens` each: a short prompt is what keeps a CPU model fast."""
-        budget = self.settings.llm.source_tokens
-        if not budget:
-            return sources
-        sentences = [
-            (source, source.text[start:end])
-            for source in sources
-            for start, end in sentence_spans(source.text)
-        ]
-        if not sentences:
-            return sources
-        scores = self.relevance.score(
-            question,
-            [text for _, text in sentences],
-            [source.context for source, _ in sentences],
-            [source.text for source, _ in sentences],
-        )
-        kept: dict[int, list[int]] = {}  # each source's first pick is kept whatever its size
-        used: dict[int, int] = {}
-        for i in np.argsort(-scores, kind="stable"):
-            source, text = sentences[i]
-            tokens = count_tokens(text)
-            if source.n not in used or used[source.n] + tokens <= budget:
-                kept.setdefault(source.n, []).append(int(i))
-                used[source.n] = used.get(source.n, 0) + tokens
-        return [
-            replace(source, text=" ".join(sentences[i][1] for i in sorted(kept[source.n])))
-            for source in sources
-        ]
-
-    def _abstracts(self, hits: list[Hit]) -> dict[str, str]:
-        papers = self.retriever.index.snapshot().papers
-        return {
-            hit.paper_id: papers[hit.paper_id].abstract for hit in hits if hit.paper_id in papers
+    def addressing(
+        self, question: Question, claims: list[Claim], papers: list[PaperText]
+    ) -> list[Claim]:
+        """The verified claims that address the question: those about a paper whose
+        abstract addresses it (its best sentence reaches `answer.min_sentence_relevance`).
+        What a strong model adds about an on-topic paper (its method, its setting) stays;
+        a sentence about a paper that has nothing to do with the question goes. Openers and
+        framing stay when the claim after them stays."""
+        cited = {paper for claim in claims for paper in claim.papers}
+        on_topic = {
+            paper.paper_id
+            for paper in papers
+            if paper.paper_id in cited and self._paper_relevance(question, paper)
+            >= self.settings.answer.min_sentence_relevance
         }
+        kept: list[Claim] = []
+        for claim in reversed(claims):
+            if claim.kind == "claim":
+                keep = bool(set(claim.papers) & on_topic)
+            else:
+                keep = bool(kept) and kept[-1].kind == "claim"
+            if keep:
+                kept.append(claim)
+        return kept[::-1]
+
+    def _paper_relevance(self, question: Question, paper: PaperText) -> float:
+        sentences = [sentence.text for sentence in paper.supporting()]
+        if not sentences:
+            return 0.0
+        scores = self.relevance.score(
+            question, sentences, [paper.context] * len(sentences), [paper.paper.abstract] * len(sentences)
+        )
+        return float(scores.max())
+
+    def acceptable(self, question: Question, claims: list[Claim]) -> bool:
+        """Whether verified, relevant generated sentences make an answer: not fragments,
+        link or code notes, nor restatements of the question."""
+        asked = content_stems(question.standalone, QUESTION_WORDS)
+        return any(
+            len(claim.text.split()) >= _MIN_WORDS
+            and not claim.text.rstrip().endswith(":")
+            and not is_boilerplate(claim.text)
+            and not content_stems(claim.text, QUESTION_WORDS) <= asked
+            for claim in claims
+            if claim.kind == "claim"
+        )
+
+    def _sources(
+        self, question: Question, papers: list[PaperText], budget: int | None
+    ) -> list[Source]:
+        """One numbered source per retrieved paper: its whole abstract, or for a backend with
+        a token budget per source (a CPU model, whose prompt processing is most of its
+        time) the sentences most relevant to the question that fit, in their order."""
+        sources = []
+        for n, paper in enumerate(papers, 1):
+            text = paper.paper.abstract if not budget else self._focused(question, paper, budget)
+            sources.append(_source(n, paper.paper, text))
+        return sources
+
+    def _focused(self, question: Question, paper: PaperText, budget: int) -> str:
+        sentences = [s for s in paper.sentences if not s.instruction]
+        if not sentences:
+            return ""
+        scores = self.relevance.score(
+            question, [s.text for s in sentences], [paper.context] * len(sentences)
+        )
+        kept, used = [], 0
+        for i in np.argsort(-scores, kind="stable"):
+            tokens = count_tokens(sentences[i].text)
+            if not kept or used + tokens <= budget:
+                kept.append(int(i))
+                used += tokens
+        return " ".join(sentences[i].text for i in sorted(kept))
 
     # ---- follow-ups -------------------------------------------------------------------
 
@@ -226,67 +322,67 @@ class Answerer:
     # ---- composing ----------------------------------------------------------------------
 
     def _compose(
-        self,
-        question: str,
-        standalone: str,
-        hits: list[Hit],
-        draft: _Draft | None,
-        note: str | None,
+        self, question: Question, hits: list[Hit], papers: list[PaperText], outcome: _Outcome
     ) -> Answer:
-        backend = draft.backend if draft else "none"
         common = {
-            "question": question,
-            "backend": backend,
-            "raw_answer": draft.raw if draft else "",
-            "standalone_question": standalone if standalone != question else None,
-            "note": note,
+            "question": question.text,
+            "backend": outcome.backend,
+            "raw_answer": outcome.raw,
+            "standalone_question": question.standalone
+            if question.standalone != question.text
+            else None,
+            "note": outcome.note,
+            "understood": question.to_json(),
             "sources": hits,
-            "dropped_sentences": draft.grounding.dropped if draft else 0,
+            "dropped_sentences": outcome.dropped,
         }
-        if draft is None or not draft.grounding.sentences:
-            return Answer(
-                answer=REFUSAL,
-                refused=True,
-                sentences=[AnswerSentence(text=REFUSAL, citations=[])],
-                **common,
-            )
-        abstracts = self._abstracts(hits)
+        if not any(claim.kind == "claim" for claim in outcome.claims):
+            refusal = AnswerSentence(text=REFUSAL, display=REFUSAL, citations=[])
+            return Answer(answer=REFUSAL, refused=True, sentences=[refusal], **common)
+        by_id = {paper.paper_id: paper.paper for paper in papers}
         numbers: dict[tuple[str, int, int], int] = {}
         citations: list[Citation] = []
         sentences: list[AnswerSentence] = []
-        for grounded in draft.grounding.sentences:
+        for claim in outcome.claims:
             cited = []
-            for evidence in grounded.evidence:
-                hit = hits[evidence.hit]
-                key = (hit.paper_id, evidence.start, evidence.end)
+            for evidence in claim.evidence:
+                key = (evidence.paper_id, evidence.start, evidence.end)
                 if key not in numbers:
                     numbers[key] = len(numbers) + 1
-                    citations.append(_citation(numbers[key], hit, evidence, abstracts))
-                if numbers[key] not in cited:
-                    cited.append(numbers[key])
-            sentences.append(AnswerSentence(text=grounded.text, citations=cited))
-        text = " ".join(s.text + "".join(f"[{n}]" for n in s.citations) for s in sentences)
+                    citations.append(_citation(numbers[key], by_id[evidence.paper_id], key))
+                cited.append(numbers[key])
+            sentences.append(
+                AnswerSentence(
+                    text=claim.text,
+                    display=plain_text(claim.text),
+                    citations=list(dict.fromkeys(cited)),
+                    kind=claim.kind,
+                    heading=plain_text(claim.heading) if claim.heading else None,
+                )
+            )
         return Answer(
-            answer=text, refused=False, sentences=sentences, citations=citations, **common
+            answer=answer_text(sentences),
+            refused=False,
+            sentences=sentences,
+            citations=citations,
+            **common,
         )
 
 
-def _context(hit: Hit) -> str:
-    return " ".join((hit.display_title, *hit.authors, hit.venue or ""))
+def _endpoint(settings: Settings) -> ApiEndpoint:
+    llm = settings.llm
+    return ApiEndpoint(llm.base_url, llm.api_key, llm.model, llm.timeout, llm.max_retries)
 
 
-def _sources(hits: list[Hit]) -> list[Source]:
-    return [
-        Source(
-            n=i + 1,
-            paper_id=hit.paper_id,
-            title=hit.display_title,
-            venue=hit.venue,
-            text=hit.text,
-            authors=tuple(hit.authors),
-        )
-        for i, hit in enumerate(hits)
-    ]
+def _source(n: int, paper: Paper, text: str) -> Source:
+    return Source(
+        n=n,
+        paper_id=paper.paper_id,
+        title=paper.display_title,
+        venue=paper.venue,
+        text=text,
+        authors=tuple(paper.authors),
+    )
 
 
 def _messages(question: str, sources: list[Source]) -> list[Message]:
@@ -300,18 +396,19 @@ def _messages(question: str, sources: list[Source]) -> list[Message]:
     ]
 
 
-def _citation(n: int, hit: Hit, evidence, abstracts: dict[str, str]) -> Citation:
-    abstract = abstracts.get(hit.paper_id)
-    snippet = abstract[evidence.start : evidence.end] if abstract else hit.text
+def _citation(n: int, paper: Paper, span: tuple[str, int, int]) -> Citation:
+    _, start, end = span
+    snippet = paper.abstract[start:end]
     return Citation(
         n=n,
-        paper_id=hit.paper_id,
-        title=hit.title,
-        display_title=hit.display_title,
-        authors=hit.authors,
-        venue=hit.venue,
-        url=hit.url,
+        paper_id=paper.paper_id,
+        title=paper.title,
+        display_title=paper.display_title,
+        authors=paper.authors,
+        venue=paper.venue,
+        url=paper.url,
         snippet=snippet,
-        start=evidence.start,
-        end=evidence.end,
+        display_snippet=plain_text(snippet),
+        start=start,
+        end=end,
     )

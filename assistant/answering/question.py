@@ -22,7 +22,6 @@ from ..lexicon import (
     STOPWORDS,
     content_stems,
     fold,
-    has_quantity,
     looks_like_name,
     stem,
     tokens,
@@ -77,8 +76,24 @@ _ASKED_FOR = re.compile(
     re.IGNORECASE,
 )
 _VAGUE_THINGS = frozenset(
-    "kind kinds type types sort level degree extent percentage percent number amount fraction "
-    "proportion share class".split()
+    [
+        "kind",
+        "kinds",
+        "type",
+        "types",
+        "sort",
+        "level",
+        "degree",
+        "extent",
+        "percentage",
+        "percent",
+        "number",
+        "amount",
+        "fraction",
+        "proportion",
+        "share",
+        "class",
+    ]
 )
 _AUTHOR_CUE = re.compile(r"\b(?:by|from|authors?|et al|co-?authors?|wrote|written)\b", re.I)
 _YEAR = re.compile(r"\b(19[5-9]\d|20\d\d)\b")

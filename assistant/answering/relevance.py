@@ -15,6 +15,7 @@ import numpy as np
 from ..embeddings import Embedder
 from ..lexicon import QUESTION_WORDS, content_stems, has_quantity, looks_like_name, name_stems
 from .question import Question
+from .support import clauses
 
 # Each thing the question asks for that a sentence leaves out scales its score down, to
 # half when it leaves out all of it; so does a paper that mentions under half of a
@@ -47,9 +48,7 @@ class Focus:
     def of(cls, question: Question) -> Focus:
         names = frozenset(name_stems(question.search_text))
         focus_words = " ".join(
-            word
-            for word in question.asked.split()
-            if not looks_like_name(word.strip("?,.;:()'\""))
+            word for word in question.asked.split() if not looks_like_name(word.strip("?,.;:()'\""))
         )
         terms = frozenset(content_stems(focus_words, QUESTION_WORDS)) - names
         return cls(names, terms, question.asked_for, question.wants_number, question.which_paper)
@@ -139,7 +138,9 @@ class RelevanceScorer:
         passages = passages or sentences
         paper = _paper_words(contexts, passages)
         focus = Focus.of(question).known_to(set().union(*paper.values()))
-        found = [content_stems(s) | content_stems(c) for s, c in zip(sentences, contexts, strict=True)]
+        found = [
+            content_stems(s) | content_stems(c) for s, c in zip(sentences, contexts, strict=True)
+        ]
         weight = _rarity(focus.terms | focus.names, found)
         paper_coverage = np.array([focus.coverage(paper[c], weight) for c in contexts])
         coverage = (np.array([focus.coverage(w, weight) for w in found]) + paper_coverage) / 2
@@ -155,9 +156,15 @@ class RelevanceScorer:
         return np.clip(blended, 0.0, 1.0) * names * fit
 
     def similarity(self, question: Question, sentences: list[str]) -> np.ndarray:
-        """Cosine similarity of the question to each sentence, clipped at 0; a question of
+        """Cosine similarity of the question to each sentence or, when closer, one of its
+        clauses (a long sentence answers in one of them), clipped at 0; a question of
         several sentences is close to a text when its last one alone is."""
         probes = list(dict.fromkeys([question.search_text, question.asked]))
-        vectors = self.embedder.embed([*probes, *sentences])
-        scores = vectors[len(probes) :] @ vectors[: len(probes)].T
-        return np.clip(scores, 0.0, 1.0).max(axis=1)
+        parts = [[sentence, *clauses(sentence)] for sentence in sentences]
+        texts = list(dict.fromkeys(text for group in parts for text in group))
+        vectors = self.embedder.embed([*probes, *texts])
+        closeness = dict(
+            zip(texts, (vectors[len(probes) :] @ vectors[: len(probes)].T).max(axis=1), strict=True)
+        )
+        scores = np.array([max(closeness[text] for text in group) for group in parts])
+        return np.clip(scores, 0.0, 1.0)

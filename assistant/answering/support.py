@@ -38,6 +38,8 @@ MAX_NEW_WORDS = 0.15
 # An aligned sentence after the first must add a claim word and be at least this close to
 # the claim itself: a word from an unrelated sentence of the abstract is no evidence.
 SECOND_SENTENCE_COSINE = 0.35
+# ... unless it adds at least this many claim words (a second fact of a synthesis).
+SECOND_SENTENCE_WORDS = 2
 MAX_ALIGNED = 3
 # The first sentence is the best by cosine plus this weight times the share of the claim's
 # words it has.
@@ -131,7 +133,6 @@ class SupportScorer:
         reason = _reason(found_problems, cosine, new, supported)
         return Support(supported, score, reason, tuple(aligned), new)
 
-
     def _without_synonyms(self, words: list[str], evidence: str) -> list[str]:
         """`words` less those close in meaning to a word of `evidence` ('needed' for
         'required'): the embedding of one word against each content word of the evidence.
@@ -146,11 +147,17 @@ class SupportScorer:
         vectors = self.embedder.embed([*dict.fromkeys(words), *theirs])
         ours = dict(zip(dict.fromkeys(words), vectors, strict=False))
         closest = vectors[len(ours) :] @ np.array(list(ours.values())).T
-        near = {word for word, best in zip(ours, closest.max(axis=0), strict=True) if best >= SYNONYM_COSINE}
+        near = {
+            word
+            for word, best in zip(ours, closest.max(axis=0), strict=True)
+            if best >= SYNONYM_COSINE
+        }
         return [word for word in words if word not in near]
 
 
-def _align(claim: _Claim, clauses: list[np.ndarray], sentences: list[str], matrix: np.ndarray) -> list[int]:
+def _align(
+    claim: _Claim, clauses: list[np.ndarray], sentences: list[str], matrix: np.ndarray
+) -> list[int]:
     """The sentences that say the claim: for the claim and each of its clauses, the best
     sentence by similarity and word coverage; then (up to `MAX_ALIGNED`) each sentence that
     adds claim words and is close to the claim or one of its clauses."""
@@ -158,29 +165,30 @@ def _align(claim: _Claim, clauses: list[np.ndarray], sentences: list[str], matri
     needed = claim.needed
     coverage = np.array([len(needed & found) / max(len(needed), 1) for found in stems])
     closeness = matrix @ np.array([claim.vector, *clauses]).T
-    chosen = list(dict.fromkeys(int(i) for i in np.argmax(closeness.T + COVERAGE_WEIGHT * coverage, axis=1)))
+    chosen = list(
+        dict.fromkeys(int(i) for i in np.argmax(closeness.T + COVERAGE_WEIGHT * coverage, axis=1))
+    )
     covered = set().union(*(needed & stems[i] for i in chosen))
     nearest = closeness.max(axis=1)
     while len(chosen) < MAX_ALIGNED:
         gains = [
-            (len((needed - covered) & found), float(nearest[i]), i)
+            (gain, float(nearest[i]), i)
             for i, found in enumerate(stems)
-            if i not in chosen and nearest[i] >= SECOND_SENTENCE_COSINE
+            if i not in chosen
+            and (gain := len((needed - covered) & found))
+            and (nearest[i] >= SECOND_SENTENCE_COSINE or gain >= SECOND_SENTENCE_WORDS)
         ]
         best = max(gains, default=(0, 0.0, -1))
         if best[0] == 0:
             break
         chosen.append(best[2])
         covered |= needed & stems[best[2]]
-    return chosen[:MAX_ALIGNED + 1]
+    return chosen[: MAX_ALIGNED + 1]
 
 
-_CLAUSE_BREAK = re.compile(
-    r"[;:]\s+|,\s+(?=(?:and|but|while|whereas|which|where|so|thus|although|though|since|"
-    r"because|with|yet|whereby)\b)|\s+(?=(?:while|whereas)\b)"
-)
+_CLAUSE_BREAK = re.compile(r"[;:]\s+|,\s+|\s+(?=(?:while|whereas)\b)")
 # Clauses shorter than this many words are read together with the one before them.
-_MIN_CLAUSE_WORDS = 4
+_MIN_CLAUSE_WORDS = 5
 
 
 def clauses(claim: str) -> list[str]:

@@ -1,201 +1,261 @@
-"""Verify a generated answer sentence by sentence against the passages it cites.
+"""Verify a generated answer sentence by sentence against the papers it cites.
 
-Each sentence keeps only citations whose passage supports it; a sentence citing the wrong
-passage is re-attached to the retrieved passage that does support it; a sentence that
-nothing retrieved supports is removed and counted."""
+A sentence is checked against the union of what it cites: every sentence of the cited
+papers' whole abstracts, with the question and the papers' titles, authors and venues as
+words it may use freely (`SupportScorer`). A sentence that refers back ("It ...") is read
+with what the previous one was about; an opener ("Yes.", "Two papers do.") is judged with
+the claims after it. A sentence its citations do not support is re-attached to the one
+retrieved paper that does, or removed and counted. Nothing is kept that no evidence
+supports; every kept sentence carries the exact spans that support it.
+
+`LocalVerifier` runs offline; `LLMVerifier` asks an OpenAI-compatible model instead and
+falls back to the local one when the API fails."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Protocol
 
-from .retrieval import Hit
-from .support import SupportScorer
-from .text import sentence_spans
+from ..backends.openai_compat import ApiEndpoint
+from ..errors import BackendError
+from ..prompts import render
+from .checks import POLARITY_CHECKS, analyse, problems
+from .claims import Claim, Draft, DraftSentence, Evidence, opener_count
+from .passages import PaperText, Sentence
+from .question import Question
+from .support import Support, SupportScorer
 
-_MARKER = re.compile(r"\[\s*(\d+(?:\s*(?:[,;]|-|–)\s*\d+)*)\s*\]")
-_SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?])")
-_REFUSAL = re.compile(
-    r"(do(?:es)? not|don't|cannot|can't|unable to) (answer|address|provide|contain|mention)"
-    r"|no (relevant )?information|not (mentioned|addressed|covered|stated)",
+_AUXILIARY = re.compile(
+    r"^\s*(?:according to [^,]+,\s*)?(?:is|are|was|were|do|does|did|can|could|would|should|"
+    r"will|has|have|had)\s+",
     re.IGNORECASE,
 )
-_LEADING_MARKERS = re.compile(r"^\s*(?:\[[^\]]*\]\s*)+")
-_LABEL = re.compile(r"^\s*(answer|sources?|references?)\s*:\s*", re.IGNORECASE)
-_MAX_CITED_NUMBER = 1000
+_VERDICT = re.compile(r"^\s*(\d+)\s*[:.)-]\s*(yes|no|supported|unsupported)\b", re.I | re.M)
 
 
 @dataclass(frozen=True)
-class Evidence:
-    """The passage `hit` (0-based index into the sources) supports a sentence through the
-    abstract span `start:end`."""
+class Verdict:
+    """What verification decided about one generated sentence: the claim kept (with its
+    evidence), or None and why it was removed."""
 
-    hit: int
-    start: int
-    end: int
-    score: float
-
-
-@dataclass
-class GroundedSentence:
-    text: str
-    evidence: list[Evidence]
+    sentence: DraftSentence
+    claim: Claim | None
+    reason: str
     repaired: bool = False
 
 
 @dataclass
-class Grounding:
-    """The verified sentences, and what was removed or repaired on the way."""
+class Verification:
+    """The verdicts on a generated answer, in order; `note` says when the verifier asked
+    for could not run and another did."""
 
-    sentences: list[GroundedSentence] = field(default_factory=list)
-    dropped: int = 0
-    repaired: int = 0
-    invalid_citations: int = 0
-    model_refused: bool = False
+    verdicts: list[Verdict] = field(default_factory=list)
+    note: str | None = None
 
+    @property
+    def claims(self) -> list[Claim]:
+        return [verdict.claim for verdict in self.verdicts if verdict.claim is not None]
 
-@dataclass(frozen=True)
-class Claim:
-    """A sentence of a generated answer and the 0-based sources it cites."""
-
-    text: str
-    cited: tuple[int, ...]
-
-    def citing(self, more) -> Claim:
-        return Claim(self.text, tuple(dict.fromkeys((*self.cited, *more))))
+    @property
+    def dropped(self) -> int:
+        return sum(verdict.claim is None for verdict in self.verdicts)
 
 
-def parse_citations(text: str, n_sources: int) -> tuple[str, list[int], int]:
-    """Strip `[n]`, `[n, m]`, `[n-m]` markers from `text`.
+class Verifier(Protocol):
+    """Decides which sentences of a draft the cited papers support."""
 
-    Returns the clean text, the valid 1-based numbers in order of appearance, and how
-    many numbers were out of range (1..n_sources)."""
-    numbers: list[int] = []
-    invalid = 0
-    for match in _MARKER.finditer(text):
-        for number in _expand(match.group(1)):
-            if 1 <= number <= n_sources:
-                if number not in numbers:
-                    numbers.append(number)
-            else:
-                invalid += 1
-    clean = _SPACE_BEFORE_PUNCT.sub(r"\1", _MARKER.sub(" ", text))
-    return " ".join(clean.split()), numbers, invalid
+    name: str
+
+    def verify(self, question: Question, draft: Draft, papers: list[PaperText]) -> Verification:
+        """One verdict per draft sentence, in order. Source `n` of the draft is
+        `papers[n - 1]`."""
+        ...
 
 
-def _expand(group: str) -> list[int]:
-    numbers: list[int] = []
-    for part in re.split(r"\s*[,;]\s*", group):
-        bounds = [int(x) for x in re.split(r"\s*[-–]\s*", part) if x]
-        if len(bounds) == 2 and 0 < bounds[1] - bounds[0] < 20:
-            numbers.extend(range(bounds[0], bounds[1] + 1))
-        else:
-            numbers.extend(b for b in bounds if b <= _MAX_CITED_NUMBER)
-    return numbers
+class LocalVerifier:
+    """Verification by the offline `SupportScorer`: deterministic and free."""
 
+    name = "local"
 
-def split_claims(answer: str, n_sources: int) -> tuple[list[Claim], int, bool]:
-    """Sentences of a generated answer with their cited source numbers (0-based).
-
-    Markers that punkt puts at the start of the next sentence are given back to the
-    sentence they close. Returns the claims, the count of out-of-range citations, and
-    whether the model said the sources do not answer."""
-    claims: list[Claim] = []
-    invalid = 0
-    refused = False
-    for start, end in sentence_spans(answer):
-        sentence = answer[start:end]
-        leading = _LEADING_MARKERS.match(sentence)
-        if leading and claims:
-            _, numbers, bad = parse_citations(leading.group(0), n_sources)
-            invalid += bad
-            claims[-1] = claims[-1].citing(n - 1 for n in numbers)
-            sentence = sentence[leading.end() :]
-        text, numbers, bad = parse_citations(sentence, n_sources)
-        invalid += bad
-        text = _LABEL.sub("", text).strip()
-        if not any(char.isalpha() for char in text):
-            continue
-        if _REFUSAL.search(text):
-            refused = True
-            continue
-        if claims and claims[-1].text == text:
-            continue
-        claims.append(Claim(text, tuple(n - 1 for n in numbers)))
-    return claims, invalid, refused
-
-
-class _Unit(NamedTuple):
-    """A stretch of a retrieved passage a claim is checked against."""
-
-    hit: int
-    start: int
-    end: int
-    text: str
-    whole: bool = False
-
-
-class Grounder:
-    """Checks claims against retrieved passages with a `SupportScorer`.
-
-    A claim is supported by a passage only if, besides the scorer's verdict, at most
-    `max_new_words` of its content words are missing from it: a small model's fluent
-    inventions are built from the source's own words and pass a similarity test."""
-
-    def __init__(self, scorer: SupportScorer, max_new_words: float = 1.0) -> None:
+    def __init__(self, scorer: SupportScorer) -> None:
         self.scorer = scorer
-        self.max_new_words = max_new_words
 
-    def ground(self, answer: str, hits: list[Hit], abstracts: dict[str, str]) -> Grounding:
-        claims, invalid, refused = split_claims(answer, len(hits))
-        result = Grounding(invalid_citations=invalid, model_refused=refused)
-        units = _units(hits, abstracts)
-        verdicts = self.scorer.check_many(
-            [(claim.text, unit.text) for claim in claims for unit in units]
+    def verify(self, question: Question, draft: Draft, papers: list[PaperText]) -> Verification:
+        claims = [s for s in draft.sentences if not s.opener]
+        supports = self.scorer.assess_many(
+            [_item(question, sentence, _cited(sentence, papers), draft) for sentence in claims]
         )
-        for position, claim in enumerate(claims):
-            row = verdicts[position * len(units) : (position + 1) * len(units)]
-            best = _best_per_hit(units, row, self.max_new_words)
-            sentence = _decide(claim, best)
-            if sentence is None:
-                result.dropped += 1
-            else:
-                result.repaired += sentence.repaired
-                result.sentences.append(sentence)
-        return result
+        verdicts = {
+            id(sentence): self._verdict(question, sentence, support, papers, draft)
+            for sentence, support in zip(claims, supports, strict=True)
+        }
+        return Verification(_with_openers(question, draft, verdicts))
+
+    def _verdict(
+        self,
+        question: Question,
+        sentence: DraftSentence,
+        support: Support,
+        papers: list[PaperText],
+        draft: Draft,
+    ) -> Verdict:
+        cited = _cited(sentence, papers)
+        if support.supported and sentence.cited:
+            return Verdict(sentence, _claim(sentence, cited, support), support.reason)
+        others = [paper for paper in papers if paper not in cited or not sentence.cited]
+        alternatives = self.scorer.assess_many(
+            [_item(question, sentence, [paper], draft) for paper in others]
+        )
+        found = [(s.score, i) for i, s in enumerate(alternatives) if s.supported]
+        if not found:
+            return Verdict(sentence, None, support.reason)
+        _, best = max(found)
+        claim = _claim(sentence, [others[best]], alternatives[best])
+        return Verdict(sentence, claim, f"re-attached: {alternatives[best].reason}", True)
 
 
-def _units(hits: list[Hit], abstracts: dict[str, str]) -> list[_Unit]:
-    """Each sentence of each passage, then each passage of several sentences as a whole."""
-    units = []
-    for index, hit in enumerate(hits):
-        abstract = abstracts.get(hit.paper_id)
-        spans = hit.sentences if abstract else []
-        units += [_Unit(index, start, end, abstract[start:end]) for start, end in spans]
-        if len(spans) != 1:
-            units.append(_Unit(index, hit.start, hit.end, hit.text, whole=True))
-    return units
+class LLMVerifier:
+    """An OpenAI-compatible model judges every claim of an answer in one call
+    (`prompts/verify_claims.txt`); the local aligner then picks each kept claim's evidence
+    spans. If the API fails, the local verifier decides and the note says so."""
+
+    name = "llm"
+
+    def __init__(self, endpoint: ApiEndpoint, fallback: LocalVerifier) -> None:
+        self.endpoint = endpoint
+        self.fallback = fallback
+        self._client = endpoint.client()
+
+    def verify(self, question: Question, draft: Draft, papers: list[PaperText]) -> Verification:
+        claims = [s for s in draft.sentences if not s.opener]
+        try:
+            verdicts = self._ask(question, claims, papers)
+        except BackendError as exc:
+            verification = self.fallback.verify(question, draft, papers)
+            verification.note = f"The LLM verifier failed ({exc}); the local verifier decided."
+            return verification
+        supports = self.fallback.scorer.assess_many(
+            [_item(question, sentence, _cited(sentence, papers), draft) for sentence in claims]
+        )
+        decided = {}
+        for number, (sentence, support) in enumerate(zip(claims, supports, strict=True), 1):
+            cited = _cited(sentence, papers)
+            keep = verdicts.get(number, False) and bool(sentence.cited)
+            claim = _claim(sentence, cited, support) if keep else None
+            decided[id(sentence)] = Verdict(sentence, claim, "LLM: " + ("yes" if keep else "no"))
+        return Verification(_with_openers(question, draft, decided))
+
+    def _ask(
+        self, question: Question, claims: list[DraftSentence], papers: list[PaperText]
+    ) -> dict[int, bool]:
+        sources = "\n\n".join(
+            f"[{n}] {paper.paper.display_title}: {paper.paper.abstract}"
+            for n, paper in enumerate(papers, 1)
+        )
+        listing = "\n".join(
+            f"{n}. {s.text} (cites {', '.join(f'[{i + 1}]' for i in s.cited) or 'nothing'})"
+            for n, s in enumerate(claims, 1)
+        )
+        prompt = render(
+            "verify_claims", sources=sources, claims=listing, question=question.standalone
+        )
+        endpoint = self.endpoint
+        try:
+            response = self._client.chat.completions.create(
+                model=endpoint.model,
+                messages=[{"role": "user", "content": prompt}],
+                temperature=0.0,
+                max_tokens=16 + 8 * len(claims),
+            )
+            reply = response.choices[0].message.content or ""
+        except Exception as exc:  # every API failure becomes one sentence
+            raise endpoint.error(exc) from None
+        found = {
+            int(m.group(1)): m.group(2).lower() in ("yes", "supported")
+            for m in _VERDICT.finditer(reply)
+        }
+        if not found:
+            raise BackendError(f"the verifier model '{endpoint.model}' gave no verdicts")
+        return found
 
 
-def _best_per_hit(units: list[_Unit], verdicts, max_new_words: float) -> dict[int, Evidence]:
-    """For each passage, its best supporting sentence, or the passage as a whole when no
-    single sentence supports the claim (the snippet shown is then the whole passage)."""
-    best: dict[int, tuple[tuple[bool, float], Evidence]] = {}
-    for unit, verdict in zip(units, verdicts, strict=True):
-        if not verdict.supported or verdict.new_words > max_new_words:
+def _cited(sentence: DraftSentence, papers: list[PaperText]) -> list[PaperText]:
+    return [papers[i] for i in sentence.cited if i < len(papers)]
+
+
+def _item(
+    question: Question, sentence: DraftSentence, cited: list[PaperText], draft: Draft
+) -> tuple[str, list[str], str]:
+    """What the scorer sees: the claim (a reference back resolved), the cited abstracts'
+    sentences, and the words it may use freely."""
+    known = [question.standalone, *(paper.context for paper in cited)]
+    if sentence.refers_back:
+        position = draft.sentences.index(sentence)
+        known += [s.text for s in draft.sentences[:position] if not s.opener][-1:]
+    evidence = [s.text for paper in cited for s in paper.supporting()]
+    return sentence.checked, evidence, " ".join(known)
+
+
+def _claim(sentence: DraftSentence, cited: list[PaperText], support: Support) -> Claim:
+    """The kept sentence with the evidence spans it was aligned to, merged where they are
+    adjacent sentences of the same paper."""
+    pool: list[Sentence] = [s for paper in cited for s in paper.supporting()]
+    spans = sorted((pool[i] for i in support.evidence), key=lambda s: (s.paper_id, s.start))
+    merged: list[Evidence] = []
+    for span in spans:
+        last = merged[-1] if merged else None
+        if last and last.paper_id == span.paper_id and span.start - last.end <= 1:
+            merged[-1] = Evidence(span.paper_id, last.start, span.end, support.score)
+        else:
+            merged.append(Evidence(span.paper_id, span.start, span.end, support.score))
+    return Claim(sentence.text, tuple(merged))
+
+
+def _with_openers(question: Question, draft: Draft, verdicts: dict[int, Verdict]) -> list[Verdict]:
+    """The verdicts in draft order, openers judged with the claims after them: "Yes." or
+    "No." stands when the next claim stands and says the same; "Two papers do." when the
+    kept claims after it cite that many papers."""
+    ordered: list[Verdict] = []
+    sentences = draft.sentences
+    for position, sentence in enumerate(sentences):
+        if not sentence.opener:
+            ordered.append(verdicts[id(sentence)])
             continue
-        rank = (not unit.whole, verdict.score)
-        if unit.hit not in best or rank > best[unit.hit][0]:
-            best[unit.hit] = (rank, Evidence(unit.hit, unit.start, unit.end, verdict.score))
-    return {hit: evidence for hit, (_, evidence) in best.items()}
+        after = [verdicts[id(s)] for s in sentences[position + 1 :] if not s.opener]
+        ordered.append(_opener_verdict(question, sentence, after))
+    return ordered
 
 
-def _decide(claim: Claim, supported: dict[int, Evidence]) -> GroundedSentence | None:
-    kept = [supported[i] for i in claim.cited if i in supported]
-    if kept:
-        return GroundedSentence(claim.text, kept)
-    if not supported:
-        return None
-    strongest = max(supported.values(), key=lambda evidence: evidence.score)
-    return GroundedSentence(claim.text, [strongest], repaired=True)
+def _opener_verdict(question: Question, opener: DraftSentence, after: list[Verdict]) -> Verdict:
+    kept = [verdict.claim for verdict in after if verdict.claim is not None]
+    if not kept:
+        return Verdict(opener, None, "nothing after it stands")
+    if opener.opener == "count":
+        count = opener_count(opener.text)
+        papers = {paper for claim in kept for paper in claim.papers}
+        if (count is None and len(papers) >= 2) or count == len(papers):
+            return Verdict(opener, Claim(opener.text, kind="framing"), "count matches")
+        return Verdict(opener, None, f"says {opener.text!r} but {len(papers)} papers are cited")
+    first = after[0].claim
+    if first is None:
+        return Verdict(opener, None, "the claim it answers with was removed")
+    affirms = _affirms(question, first.text)
+    if affirms == (opener.opener == "yes"):
+        claim = Claim(opener.text, first.evidence, kind="opener")
+        return Verdict(opener, claim, "agrees with the claim after it")
+    return Verdict(opener, None, f"'{opener.text}' contradicts the claim after it")
+
+
+def _affirms(question: Question, claim: str) -> bool:
+    """Whether `claim` answers the yes/no `question` with yes: no negation, opposite or
+    swapped comparison separates the question's statement from the claim, and the claim
+    negates none of the statement's words ("brings no additional training cost" answers
+    "Does it add training cost?" with no)."""
+    statement = _AUXILIARY.sub("", question.asked).rstrip("?")
+    if problems(statement, claim, POLARITY_CHECKS):
+        return False
+    asked = {term.stem for term in analyse(statement).terms if not term.near_negation}
+    return not any(
+        term.stem in asked and term.near_negation for term in analyse(claim).terms
+    )

@@ -44,7 +44,9 @@ class Backend(Protocol):
     they cannot answer (unreachable, refused, timed out, garbage)."""
 
     name: str
-    reads_prompt: bool  # False when it works on `request.sources` and ignores the messages
+    # Tokens of each source the prompt may carry (None: the whole abstract). A CPU model's
+    # prompt processing is most of its answering time.
+    source_tokens: int | None
 
     def generate(self, request: GenerationRequest) -> Iterator[str]:
         """Yield the answer text in pieces as it is produced."""

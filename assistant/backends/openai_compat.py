@@ -102,9 +102,9 @@ class OpenAIBackend:
     """Streams chat completions from an OpenAI-compatible API."""
 
     name = "openai"
-    reads_prompt = True
 
     def __init__(self, settings: LLMSettings) -> None:
+        self.source_tokens = settings.source_tokens or None
         self._endpoint = ApiEndpoint(
             base_url=settings.base_url,
             api_key=settings.api_key,

@@ -1,0 +1,79 @@
+"""The sentences an extractive answer may quote, scored once per question."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+from ..claims import Claim, Evidence
+from ..passages import PaperText, Sentence
+from ..question import Question
+from ..relevance import RelevanceScorer
+
+# "We propose X", "this paper introduces": the sentence that says what a paper does.
+CONTRIBUTION = re.compile(
+    r"\b(?:we|this (?:paper|work|study)|our (?:work|method|approach|paper)|here)\b[^.]*?\b"
+    r"(?:propose|introduce|present|develop|design|show|prove|find|establish|demonstrate|"
+    r"study|analy[sz]e|investigate|provide|derive|formulate|explore|characteri[sz]e)"
+    r"|\b(?:is|are) (?:a|an) (?:new|novel|simple|general)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A quotable sentence, its paper, and how well it addresses the question."""
+
+    sentence: Sentence
+    paper: PaperText
+    relevance: float
+
+    @property
+    def contributes(self) -> bool:
+        return bool(CONTRIBUTION.search(self.sentence.text))
+
+    def claim(self, heading: str | None = None) -> Claim:
+        sentence = self.sentence
+        evidence = Evidence(sentence.paper_id, sentence.start, sentence.end, self.relevance)
+        return Claim(sentence.text, (evidence,), heading=heading)
+
+
+class Candidates:
+    """Every quotable sentence of the papers, with its relevance to the question."""
+
+    def __init__(self, question: Question, papers: list[PaperText], scorer: RelevanceScorer):
+        self.question = question
+        self.papers = papers
+        pairs = [(s, p) for p in papers for s in p.sentences if s.quotable]
+        scores = scorer.score(
+            question,
+            [s.text for s, _ in pairs],
+            [p.context for _, p in pairs],
+            [p.paper.abstract for _, p in pairs],
+        )
+        self.all = [Candidate(s, p, float(r)) for (s, p), r in zip(pairs, scores, strict=True)]
+
+    def __bool__(self) -> bool:
+        return bool(self.all)
+
+    @cached_property
+    def best(self) -> Candidate | None:
+        return max(self.all, key=lambda c: c.relevance, default=None)
+
+    def of(self, paper_id: str) -> list[Candidate]:
+        """The candidates of one paper, in abstract order."""
+        return [c for c in self.all if c.sentence.paper_id == paper_id]
+
+    def paper_relevance(self) -> dict[str, float]:
+        """Each paper's best sentence relevance."""
+        best: dict[str, float] = {}
+        for candidate in self.all:
+            paper_id = candidate.sentence.paper_id
+            best[paper_id] = max(best.get(paper_id, 0.0), candidate.relevance)
+        return best
+
+    def ranked(self, bonus=None) -> list[Candidate]:
+        """The candidates best first, by relevance plus `bonus(candidate)`."""
+        key = (lambda c: c.relevance + bonus(c)) if bonus else (lambda c: c.relevance)
+        return sorted(self.all, key=key, reverse=True)

@@ -1,0 +1,28 @@
+"""How papers compare: for each compared paper, the sentences that say what the question
+asks about it, under the paper's title."""
+
+from __future__ import annotations
+
+from ..claims import Claim
+from ..question import Question
+from .candidates import Candidates
+
+# A second sentence of a paper is added when it is nearly as relevant as its first.
+SECOND_SHARE = 0.85
+PER_PAPER = 2
+
+
+def plan(question: Question, candidates: Candidates, targets: list[str]) -> list[Claim]:
+    claims = []
+    for paper_id in targets:
+        own = sorted(candidates.of(paper_id), key=lambda c: c.relevance, reverse=True)
+        if not own:
+            continue
+        chosen = [
+            own[0],
+            *[c for c in own[1:PER_PAPER] if c.relevance >= SECOND_SHARE * own[0].relevance],
+        ]
+        heading = own[0].paper.paper.display_title
+        ordered = sorted(chosen, key=lambda c: c.sentence.index)
+        claims += [c.claim(heading=heading) for c in ordered]
+    return claims

@@ -1,0 +1,45 @@
+"""Facts, figures and yes/no questions: the sentence that answers first, then up to two
+more that add to it, from the same paper (another paper only when it answers as well)."""
+
+from __future__ import annotations
+
+from ...lexicon import has_quantity
+from ..claims import Claim
+from ..question import Question
+from .candidates import Candidate, Candidates
+
+# For ordering only: a reader asked how much wants the sentence with the figure first.
+NUMBER_BONUS = 0.1
+CONTRIBUTION_BONUS = 0.05
+# Shares of the best sentence's relevance another sentence needs to be added: from the
+# same paper, and from another paper.
+SAME_PAPER_SHARE = 0.75
+OTHER_PAPER_SHARE = 0.95
+MOST = 3
+
+
+def plan(question: Question, candidates: Candidates) -> list[Claim]:
+    ranked = candidates.ranked(lambda c: _bonus(question, c))
+    first = ranked[0]
+    chosen = [first]
+    for candidate in ranked[1:]:
+        if len(chosen) == MOST:
+            break
+        same = candidate.sentence.paper_id == first.sentence.paper_id
+        share = SAME_PAPER_SHARE if same else OTHER_PAPER_SHARE
+        if candidate.relevance >= share * first.relevance and not question.named_papers - {
+            first.sentence.paper_id
+        } - {candidate.sentence.paper_id}:
+            chosen.append(candidate)
+    # Asked which paper does something, the reader gets the paper's title with the answer.
+    heading = first.paper.paper.display_title if question.which_paper else None
+    return [chosen[0].claim(heading=heading), *(c.claim() for c in chosen[1:])]
+
+
+def _bonus(question: Question, candidate: Candidate) -> float:
+    bonus = 0.0
+    if question.wants_number and has_quantity(candidate.sentence.text):
+        bonus += NUMBER_BONUS
+    if candidate.contributes:
+        bonus += CONTRIBUTION_BONUS
+    return bonus

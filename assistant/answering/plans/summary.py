@@ -1,0 +1,62 @@
+"""What a paper is about: its problem, its contribution and its main result, each quoted
+and cited. Several papers (the work of an author) get one line each."""
+
+from __future__ import annotations
+
+import re
+
+from ...lexicon import has_quantity
+from ..claims import Claim
+from ..question import Question
+from .candidates import Candidate, Candidates
+from .listing import framing
+
+_PROBLEM = re.compile(
+    r"\b(?:however|challenge|challenging|problem|limited|limitation|remains?|lack|difficult|"
+    r"struggle|costly|expensive|bottleneck|open question|poorly understood|unclear|hinder)",
+    re.IGNORECASE,
+)
+_RESULT = re.compile(
+    r"\b(?:experiments?|results?|empirical(?:ly)?|outperform\w*|achiev\w*|improv\w*|"
+    r"state-of-the-art|surpass\w*|reduc\w*|speed-?up|accuracy|demonstrat\w*|show that)",
+    re.IGNORECASE,
+)
+MOST_PAPERS = 4
+
+
+def plan(question: Question, candidates: Candidates, targets: list[str]) -> list[Claim]:
+    """A summary of each paper in `targets` (ids, best first)."""
+    if len(targets) == 1:
+        return _summary(candidates.of(targets[0]))
+    lines = []
+    for paper_id in targets[:MOST_PAPERS]:
+        own = candidates.of(paper_id)
+        if own:
+            heading = own[0].paper.paper.display_title
+            lines.append(_contribution(own).claim(heading=heading))
+    return [framing(len(lines)), *lines]
+
+
+def _summary(own: list[Candidate]) -> list[Claim]:
+    """Problem, contribution, result: three different sentences where the abstract has them."""
+    if not own:
+        return []
+    contribution = _contribution(own)
+    rest = [c for c in own if c is not contribution]
+    before = [c for c in rest if c.sentence.index < contribution.sentence.index]
+    after = [c for c in rest if c.sentence.index > contribution.sentence.index]
+    problem = next((c for c in before if _PROBLEM.search(c.sentence.text)), None)
+    problem = problem or (before[0] if before else None)
+    result = max(after, key=_result_weight, default=None)
+    chosen = [c for c in (problem, contribution, result) if c is not None]
+    return [c.claim() for c in chosen]
+
+
+def _contribution(own: list[Candidate]) -> Candidate:
+    """The first sentence stating what the paper does, else its most relevant one."""
+    return next((c for c in own if c.contributes), max(own, key=lambda c: c.relevance))
+
+
+def _result_weight(candidate: Candidate) -> float:
+    text = candidate.sentence.text
+    return len(_RESULT.findall(text)) + has_quantity(text) + 0.1 * candidate.relevance
