@@ -38,7 +38,8 @@ QUESTION_WORDS = word_set(
     had having get gets got make makes made from its itself them they their one ones up so
     per also just really only very more most than other e g i ie eg s report reports reported
     say says said according whether you your we our us introduce introduces introduced new
-    novel now before collection summarize summarise summary overview list"""
+    novel now before collection summarize summarise summary overview list each contribute
+    contributes contribution contributions do"""
 )
 # Words a paraphrase adds around the same content: reporting verbs, hedges, connectives and
 # vague nouns. A claim may use them although its evidence does not.

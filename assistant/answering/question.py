@@ -28,7 +28,7 @@ from ..lexicon import (
 )
 from ..text import sentence_spans
 
-Intent = Literal["fact", "number", "yes_no", "list", "summary", "comparison"]
+Intent = Literal["fact", "number", "method", "yes_no", "list", "summary", "comparison"]
 
 _AUXILIARY = r"(?:is|are|was|were|do|does|did|can|could|would|should|will|has|have|had|might|may)"
 _NOT_AUXILIARY = rf"(?!{_AUXILIARY}\b)"
@@ -36,8 +36,13 @@ _SUMMARY = re.compile(
     r"^\s*(?:please\s+)?(?:summari[sz]e|sum up|give (?:me )?(?:a|an) (?:summary|overview)|"
     r"(?:a |an )?(?:summary|overview) of|tell me about|describe the (?:paper|work|study))\b"
     r"|\bwhat (?:is|was) (?:the )?(?:paper|work|study|article)\b.*\babout\b"
-    r"|\bwhat (?:is|are) .{2,80} about\s*\??\s*$"
-    r"|\bwhat (?:did|does|do) .{2,80} (?:show|do|propose|prove|find|contribute)\s*\??\s*$",
+    r"|\bwhat (?:is|are) .{2,80} about\s*\??\s*$",
+    re.IGNORECASE,
+)
+# "What did X show?" asks for a summary only when X names a paper or its authors.
+_WHAT_DID = re.compile(
+    r"\bwhat (?:did|does|do) .{2,80} (?:show|do|propose|prove|find|contribute|study|present)"
+    r"\b",
     re.IGNORECASE,
 )
 _LIST = re.compile(
@@ -55,9 +60,16 @@ _COMPARISON = re.compile(
 )
 _YES_NO = re.compile(rf"^\s*(?:{_AUXILIARY}|isn't|aren't|doesn't|don't)\b", re.IGNORECASE)
 _LEAD_IN = re.compile(r"^\s*(?:according to|in|for|under|with|when|if)\b[^,?]{0,120},\s*", re.I)
+# "How does X work / find / use ...": asks for a mechanism, which the sentences after a
+# paper's statement of its method usually give.
+_METHOD = re.compile(
+    r"^\s*(?:how (?:does|do|did|is|are|can)|what (?:steps|components|mechanism)|in what way)\b",
+    re.IGNORECASE,
+)
 _QUANTITY = re.compile(
     r"\bhow (?:many|much|large|big|fast|long|often|far|small|high|low)\b|\bwhat (?:percentage|"
-    r"fraction|share|proportion|number|speed-?up|ratio|factor|accuracy|score|size)\b|"
+    r"fraction|share|proportion|number|speed-?up|ratio|factor|accuracy|score|size|value)s?\b|"
+    r"\bfrom what\b|"
     r"\bby (?:how much|what (?:factor|margin|percentage|amount))\b|\bto what (?:extent|degree)\b",
     re.IGNORECASE,
 )
@@ -101,7 +113,7 @@ _NAME_WORD = re.compile(r"[^\W\d_][\w'’.\-]*")
 # A method name shared by more papers than this says less about which paper is meant.
 _NAMED_BY_FEW = 3
 # A title counts as named when the question has this share of its content words.
-_TITLE_SHARE = 0.7
+_TITLE_SHARE = 0.85
 _TITLE_MIN_WORDS = 3
 
 
@@ -128,6 +140,7 @@ class Catalog:
         self.names: dict[str, set[str]] = defaultdict(set)
         self.title_stems: dict[str, set[str]] = {}
         self.short_titles: dict[str, str] = {}
+        self.title_phrases: dict[str, set[str]] = defaultdict(set)
         for paper in self.papers.values():
             self._add(paper)
 
@@ -150,18 +163,18 @@ class Catalog:
                 self.names[_name_key(word)].add(paper.paper_id)
         if paper.title:
             self.title_stems[paper.paper_id] = content_stems(paper.title, QUESTION_WORDS)
+            for phrase in _phrases(fold(paper.title)):
+                self.title_phrases[phrase].add(paper.paper_id)
             short, colon, _ = paper.title.partition(":")
             if colon and len(short.split()) <= 3:
                 self.short_titles[paper.paper_id] = fold(short.strip())
 
     def authors_named(self, question: str) -> list[AuthorMatch]:
         """Indexed authors the question names."""
-        folded = fold(question)
         found: dict[str, str] = {}
-        for form, authors in self.full_names.items():
-            if _has_phrase(folded, form):
-                for author in authors:
-                    found.setdefault(author, form)
+        for form in _runs(fold(question)):
+            for author in self.full_names.get(form, ()):
+                found.setdefault(author, form)
         cue = bool(_AUTHOR_CUE.search(question))
         for word in _NAME_WORD.findall(question):
             key = fold(word).strip(".'’")
@@ -199,6 +212,10 @@ class Catalog:
         for paper_id, short in self.short_titles.items():
             if _has_phrase(folded, short):
                 named.add(paper_id)
+        for phrase in _phrases(folded):
+            papers = self.title_phrases.get(phrase, set())
+            if len(papers) <= _NAMED_BY_FEW:
+                named |= papers
         return named
 
     def papers_by_name(self, question: str) -> tuple[set[str], list[str]]:
@@ -215,6 +232,29 @@ class Catalog:
             if 0 < len(papers) <= _NAMED_BY_FEW:
                 named |= papers
         return named, list(dict.fromkeys(names))
+
+
+def _runs(folded: str, longest: int = 4) -> list[str]:
+    """Every run of one to `longest` words of a folded text, as written ('y. lecun')."""
+    words = _NAME_WORD.findall(folded)
+    return [
+        " ".join(words[start : start + size])
+        for size in range(1, longest + 1)
+        for start in range(len(words) - size + 1)
+    ]
+
+
+def _phrases(folded: str) -> set[str]:
+    """Runs of two to four content words ('credal deep ensembles'): a title's phrases name
+    its paper when no more than a few titles share them."""
+    words = re.findall(r"[a-z0-9][a-z0-9\-]*", folded)
+    found = set()
+    for size in (2, 3, 4):
+        for start in range(len(words) - size + 1):
+            run = words[start : start + size]
+            if run[0] not in STOPWORDS and run[-1] not in STOPWORDS and run[-1] not in QUESTION_WORDS:
+                found.add(" ".join(run))
+    return found
 
 
 def _name_key(word: str) -> str:
@@ -286,19 +326,24 @@ def asked_part(question: str) -> str:
     return question[spans[-1][0] : spans[-1][1]] if len(spans) > 1 else question
 
 
-def intent_of(question: str) -> Intent:
-    """fact, number, yes_no, list, summary or comparison, from the wording alone."""
+def intent_of(question: str, named: int = 0, identified: bool = False) -> Intent:
+    """fact, number, yes_no, list, summary or comparison, from the wording, the number of
+    papers the question names (`named`) and whether it identifies papers by title, method,
+    author or venue (`identified`)."""
     asked = asked_part(question)
-    if _COMPARISON.search(asked) and not _LIST.search(asked):
-        return "comparison"
-    if _SUMMARY.search(asked):
-        return "summary"
-    if _LIST.search(asked):
+    compares = bool(_COMPARISON.search(question)) and named >= 2
+    if _LIST.search(asked) and not compares:
         return "list"
+    if compares:
+        return "comparison"
+    if _SUMMARY.search(asked) or (identified and _WHAT_DID.search(asked)):
+        return "summary"
     if _YES_NO.match(_LEAD_IN.sub("", asked)):
         return "yes_no"
     if _QUANTITY.search(asked):
         return "number"
+    if _METHOD.search(asked):
+        return "method"
     return "fact"
 
 
@@ -321,15 +366,16 @@ def _asked_for(asked: str) -> frozenset[str]:
 def analyse(question: str, standalone: str, catalog: Catalog) -> Question:
     """Understand `standalone` (the question after follow-up rewriting)."""
     asked = asked_part(standalone)
-    intent = intent_of(standalone)
     authors = catalog.authors_named(standalone)
     venue = catalog.venue_named(standalone)
     year = catalog.year_named(standalone)
     by_name, names = catalog.papers_by_name(standalone)
     named = catalog.papers_by_title(standalone) | by_name
     allowed, notes = _restriction(catalog, authors, venue, year)
+    identified = bool(named) or bool(authors)
+    intent = intent_of(standalone, len(named), identified)
     which = _WHICH_PAPER.search(asked)
-    if intent == "fact" and allowed and len(allowed) <= 3 and not _ASKED_FOR.search(asked):
+    if intent == "fact" and authors and allowed and not _ASKED_FOR.search(asked):
         intent = "summary"
     return Question(
         text=question,

@@ -30,6 +30,9 @@ _NAMED_KINDS = frozenset({"dataset", "benchmark", "baselin", "corpus"})
 # Weight of the embedding similarity against the focus-word coverage (fitted when the
 # scorer was written, on eval/questions.jsonl's answer sentences).
 SIMILARITY_WEIGHT = 0.7
+# Clauses are compared for this many of the sentences closest to the question: embedding
+# every clause of every candidate would triple the cost of a question.
+CLAUSE_CANDIDATES = 8
 
 
 @dataclass(frozen=True)
@@ -156,15 +159,20 @@ class RelevanceScorer:
         return np.clip(blended, 0.0, 1.0) * names * fit
 
     def similarity(self, question: Question, sentences: list[str]) -> np.ndarray:
-        """Cosine similarity of the question to each sentence or, when closer, one of its
-        clauses (a long sentence answers in one of them), clipped at 0; a question of
-        several sentences is close to a text when its last one alone is."""
+        """Cosine similarity of the question to each sentence or, for the sentences closest
+        to it, one of their clauses (a long sentence may answer in one of them), clipped at
+        0; a question of several sentences is close to a text when its last one alone is."""
         probes = list(dict.fromkeys([question.search_text, question.asked]))
-        parts = [[sentence, *clauses(sentence)] for sentence in sentences]
-        texts = list(dict.fromkeys(text for group in parts for text in group))
-        vectors = self.embedder.embed([*probes, *texts])
-        closeness = dict(
-            zip(texts, (vectors[len(probes) :] @ vectors[: len(probes)].T).max(axis=1), strict=True)
-        )
-        scores = np.array([max(closeness[text] for text in group) for group in parts])
+        vectors = self.embedder.embed([*probes, *sentences])
+        scores = (vectors[len(probes) :] @ vectors[: len(probes)].T).max(axis=1)
+        closest = np.argsort(-scores)[:CLAUSE_CANDIDATES]
+        parts = {int(i): clauses(sentences[i]) for i in closest}
+        texts = [text for group in parts.values() for text in group]
+        if texts:
+            closeness = iter(
+                (self.embedder.embed(texts) @ vectors[: len(probes)].T).max(axis=1).tolist()
+            )
+            for i, group in parts.items():
+                for _ in group:
+                    scores[i] = max(scores[i], next(closeness))
         return np.clip(scores, 0.0, 1.0)

@@ -13,7 +13,7 @@ from ..claims import Claim
 from ..passages import PaperText
 from ..question import Question
 from ..relevance import RelevanceScorer
-from . import comparison, listing, single, summary
+from . import comparison, listing, method, single, summary
 from .candidates import Candidates
 from .refusal import answerable
 
@@ -54,13 +54,20 @@ class Composer:
             return summary.plan(question, candidates, _summary_targets(question, candidates))
         if intent == "comparison":
             return comparison.plan(question, candidates, _compared(question, candidates))
+        if intent == "method":
+            return method.plan(question, candidates)
         return single.plan(question, candidates)
 
 
 def _asks_about_named_paper(question: Question) -> bool:
-    """A summary of a paper the question names (by title, method, author) is answerable by
-    that paper's abstract whatever its wording."""
-    return question.intent == "summary" and bool(question.named_papers or question.paper_ids)
+    """A summary of a paper the question names (by title, method, author), a comparison of
+    papers it names, or the list of an author's papers is answered by those papers'
+    abstracts whatever the wording."""
+    if question.intent == "summary":
+        return bool(question.named_papers or question.paper_ids)
+    if question.intent == "comparison":
+        return len(question.named_papers) >= 2
+    return question.intent == "list" and bool(question.authors)
 
 
 def _summary_targets(question: Question, candidates: Candidates) -> list[str]:

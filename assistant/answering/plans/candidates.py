@@ -45,6 +45,7 @@ class Candidates:
     def __init__(self, question: Question, papers: list[PaperText], scorer: RelevanceScorer):
         self.question = question
         self.papers = papers
+        self.scorer = scorer
         pairs = [(s, p) for p in papers for s in p.sentences if s.quotable]
         scores = scorer.score(
             question,
@@ -60,6 +61,10 @@ class Candidates:
     @cached_property
     def best(self) -> Candidate | None:
         return max(self.all, key=lambda c: c.relevance, default=None)
+
+    def similarity(self):
+        """The embedding similarity of each candidate to the question, in order."""
+        return self.scorer.similarity(self.question, [c.sentence.text for c in self.all])
 
     def of(self, paper_id: str) -> list[Candidate]:
         """The candidates of one paper, in abstract order."""

@@ -1,15 +1,22 @@
 """Which papers do something: one line per paper, its title and the sentence that says
-what it does about the topic, after a count that is true by construction."""
+what it does about the topic, after a count that is true by construction.
+
+A retrieved paper is listed when its abstract has most of the question's topic (its words
+weighted by how rare they are among the retrieved papers: "bandit" tells more than
+"learning") and its best sentence is reasonably relevant; the papers of an author the
+question names are all listed."""
 
 from __future__ import annotations
 
+import math
+
+from ...lexicon import QUESTION_WORDS, content_stems
 from ..claims import Claim
 from ..question import Question
 from .candidates import Candidates
 
-# A paper is listed when its best sentence reaches this share of the best paper's (and the
-# refusal threshold, checked by the caller for the best paper).
-LISTED_SHARE = 0.7
+LISTED_SHARE = 0.4
+TOPIC_COVERAGE = 0.5
 CONTRIBUTION_BONUS = 0.1
 MOST = 8
 _COUNT_WORDS = {1: "One", 2: "Two", 3: "Three", 4: "Four", 5: "Five", 6: "Six", 7: "Seven"}
@@ -18,17 +25,47 @@ _COUNT_WORDS = {1: "One", 2: "Two", 3: "Three", 4: "Four", 5: "Five", 6: "Six", 
 def plan(question: Question, candidates: Candidates, floor: float) -> list[Claim]:
     relevance = candidates.paper_relevance()
     best = max(relevance.values())
-    listed = [
-        paper
-        for paper in candidates.papers
-        if relevance.get(paper.paper_id, 0.0) >= max(floor, LISTED_SHARE * best)
-    ][:MOST]
+    if question.authors and question.paper_ids:
+        listed = [p for p in candidates.papers if p.paper_id in question.paper_ids]
+    else:
+        coverage = _topic_coverage(question, candidates)
+        listed = [
+            paper
+            for paper in candidates.papers
+            if relevance.get(paper.paper_id, 0.0) >= max(floor, LISTED_SHARE * best)
+            and coverage[paper.paper_id] >= TOPIC_COVERAGE
+        ]
     lines = []
-    for paper in listed:
+    for paper in listed[:MOST]:
         own = candidates.of(paper.paper_id)
-        pick = max(own, key=lambda c: c.relevance + CONTRIBUTION_BONUS * c.contributes)
-        lines.append(pick.claim(heading=paper.paper.display_title))
-    return [framing(len(lines)), *lines]
+        if own:
+            pick = max(own, key=lambda c: c.relevance + CONTRIBUTION_BONUS * c.contributes)
+            lines.append(pick.claim(heading=paper.paper.display_title))
+    return [framing(len(lines)), *lines] if lines else []
+
+
+def _topic_coverage(question: Question, candidates: Candidates) -> dict[str, float]:
+    """The rarity-weighted share of the question's topic words in each paper's title and
+    abstract, over the topic words some retrieved paper has."""
+    topic = content_stems(question.asked, QUESTION_WORDS)
+    found = {
+        p.paper_id: content_stems(f"{p.paper.title or ''} {p.paper.abstract}")
+        for p in candidates.papers
+    }
+    count = len(found)
+    frequency = {word: sum(word in words for words in found.values()) for word in topic}
+    # A word no retrieved paper has cannot tell them apart (whether anything answers at
+    # all is the refusal's decision).
+    weight = {
+        word: math.log((count + 1) / (frequency[word] + 0.5))
+        for word in topic
+        if frequency[word]
+    }
+    topic = set(weight)
+    total = sum(weight.values()) or 1.0
+    return {
+        paper: sum(weight[word] for word in topic & words) / total for paper, words in found.items()
+    }
 
 
 def framing(count: int) -> Claim:

@@ -27,9 +27,7 @@ def plan(question: Question, candidates: Candidates) -> list[Claim]:
             break
         same = candidate.sentence.paper_id == first.sentence.paper_id
         share = SAME_PAPER_SHARE if same else OTHER_PAPER_SHARE
-        if candidate.relevance >= share * first.relevance and not question.named_papers - {
-            first.sentence.paper_id
-        } - {candidate.sentence.paper_id}:
+        if candidate.relevance >= share * first.relevance:
             chosen.append(candidate)
     # Asked which paper does something, the reader gets the paper's title with the answer.
     heading = first.paper.paper.display_title if question.which_paper else None

@@ -18,7 +18,13 @@ _PROBLEM = re.compile(
 )
 _RESULT = re.compile(
     r"\b(?:experiments?|results?|empirical(?:ly)?|outperform\w*|achiev\w*|improv\w*|"
-    r"state-of-the-art|surpass\w*|reduc\w*|speed-?up|accuracy|demonstrat\w*|show that)",
+    r"state-of-the-art|surpass\w*|reduc\w*|speed-?up|accuracy|demonstrat\w*)",
+    re.IGNORECASE,
+)
+# "We show that ...", "we prove": a finding, which weighs more than an experiment's wording.
+_FINDING = re.compile(
+    r"\b(?:we|our (?:analysis|results?|experiments?)) (?:\w+ )?(?:show|prove|find|reveal|"
+    r"establish|demonstrate|observe)s?\b",
     re.IGNORECASE,
 )
 MOST_PAPERS = 4
