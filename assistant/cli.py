@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from .answer import reference
 from .corpus import short_authors
 from .errors import CiteqaError
 
@@ -156,27 +157,43 @@ Backend = Annotated[
 ]
 
 
-def _print_answer(answer) -> None:
+def _print_answer(answer, hint: bool = False) -> None:
     style = "bold yellow" if answer.refused else "bold"
     console.print(answer.answer, style=style, highlight=False, markup=False)
+    understood = _understood(answer.understood)
+    if understood:
+        console.print(f"read as: {understood}", style="dim", highlight=False, markup=False)
     if answer.note:
         console.print(f"note: {answer.note}", style="yellow", highlight=False, markup=False)
     if answer.citations:
         console.print("\nReferences", style="bold")
     for citation in answer.citations:
-        venue = citation.venue or "venue unknown"
-        link = f" {citation.url}" if citation.url else ""
-        authors = short_authors(citation.authors)
+        console.print(f"[{citation.n}] {reference(citation)}", highlight=False, markup=False)
         console.print(
-            f"[{citation.n}] {citation.display_title}. {authors.removesuffix('.')}. {venue}.{link}",
-            highlight=False,
-            markup=False,
+            f'    "{citation.display_snippet}"', style="dim", highlight=False, markup=False
         )
-        console.print(f'    "{citation.snippet}"', style="dim", highlight=False, markup=False)
     if answer.refused and answer.sources:
         console.print("\nClosest papers", style="bold")
         for title in dict.fromkeys(hit.display_title for hit in answer.sources):
             console.print(f"  - {title}", highlight=False, markup=False)
+    if hint and answer.backend == "extractive":
+        console.print(PLUG_IN_HINT, style="dim", highlight=False, markup=False)
+
+
+PLUG_IN_HINT = (
+    "\nThis answer quotes the papers. For written answers, set CITEQA_LLM__MODEL_PATH to a "
+    "GGUF model, or CITEQA_LLM__BASE_URL to Ollama or any OpenAI-compatible API (README: "
+    "Backends)."
+)
+
+
+def _understood(understood: dict) -> str:
+    """What the question was taken to ask, in a few words ('' for a plain fact question)."""
+    parts = [] if understood.get("intent") in (None, "fact") else [f"{understood['intent']}"]
+    if understood.get("authors"):
+        parts.append("by " + ", ".join(understood["authors"]))
+    parts += [f"{key} {understood[key]}" for key in ("venue", "year") if understood.get(key)]
+    return "; ".join(parts)
 
 
 @app.command()
@@ -199,7 +216,7 @@ def ask(
     if as_json:
         _print_json(answer.to_json())
     else:
-        _print_answer(answer)
+        _print_answer(answer, hint=backend is None)
 
 
 @app.command()
@@ -266,6 +283,10 @@ def eval_command(
         "eval/thresholds.toml"
     ),
     reports: Annotated[Path, typer.Option(help="Folder for the reports.")] = Path("eval/reports"),
+    answers: Annotated[
+        Path | None,
+        typer.Option(help="Labelled generated answers (JSONL) to measure the verifier on."),
+    ] = None,
 ) -> None:
     """Score backends on a question set: retrieval, faithfulness, citations, correctness."""
     from .backends import resolve_name
@@ -273,6 +294,7 @@ def eval_command(
         eval_assistant,
         evaluate,
         gate_failures,
+        load_answer_set,
         load_judge_pairs,
         load_questions,
         load_thresholds,
@@ -305,8 +327,10 @@ def eval_command(
                 judge=make_judge(judge, settings, assistant.answerer.scoring_embedder),
                 baseline=baseline,
                 judge_pairs=pairs,
+                answer_set=load_answer_set(answers) if answers else (),
                 on_progress=on_progress,
                 questions_file=str(question_set),
+                answers_file=str(answers or ""),
             )
     _print_report(report, limits)
     for path in write_reports(report, reports, name, limits):
@@ -319,11 +343,14 @@ def eval_command(
 
 
 def _print_report(report: EvalReport, thresholds: Thresholds | None) -> None:
-    from .evaluation import overall_table, type_table
+    from .evaluation import overall_table, type_table, verifier_table
 
     console.print(_rich_table("all questions", overall_table(report, thresholds)))
     for system in report.systems:
         console.print(_rich_table(f"{system.name} by question type", type_table(system)))
+    if report.verifier is not None:
+        title = f"verifier on {report.verifier.answers_file}"
+        console.print(_rich_table(title, verifier_table(report.verifier, thresholds)))
 
 
 def _rich_table(title: str, table: tuple[list[str], list[list[str]]]) -> Table:

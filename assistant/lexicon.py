@@ -58,7 +58,8 @@ FRAME_WORDS = word_set(
     aims way ways thing things kind kinds case cases setting settings result results finding
     findings experiment experiments empirically experimentally theoretically main key
     particular various several typically usually often generally mainly largely mostly
-    instance example such like unlike allow allows enable enables help helps"""
+    instance example such like unlike allow allows enable enables help helps still yet
+    already simply merely indeed actually really fact thereby namely respectively"""
 )
 NEGATIONS = word_set(
     """not no never cannot can't don't doesn't isn't aren't won't wasn't weren't didn't

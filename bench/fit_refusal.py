@@ -60,8 +60,10 @@ def main(paths: list[str]) -> None:
         wi = _fit(x[keep], y[keep], steps=5000)
         held_out.append(1 / (1 + np.exp(-(x[i] @ wi[:-1] + wi[-1]))) >= 0.5)
     held_out = np.array(held_out)
-    print(f"leave-one-out: answered {held_out[y == 1].mean():.3f} of answerable, "
-          f"refused {1 - held_out[y == 0].mean():.3f} of unanswerable")
+    print(
+        f"leave-one-out: answered {held_out[y == 1].mean():.3f} of answerable, "
+        f"refused {1 - held_out[y == 0].mean():.3f} of unanswerable"
+    )
 
 
 if __name__ == "__main__":

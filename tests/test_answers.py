@@ -1,4 +1,6 @@
-"""Cited answers: grounding, the backends through the whole chain, the JSON contract."""
+"""Cited answers through the whole chain: reading generated answers, verification (claims,
+openers, references back, wrong citations, the relevance gate), backends, the JSON
+contract and the command line."""
 
 from __future__ import annotations
 
@@ -10,12 +12,14 @@ from fake_openai_server import Behaviour
 
 from assistant import Assistant, BackendError, Settings
 from assistant.answer import JSON_KEYS, REFUSAL, Answer, contract_problems
-from assistant.grounding import Grounder, parse_citations, split_claims
-from assistant.settings import LLMSettings
+from assistant.answering.claims import parse_citations, read_draft
+from assistant.settings import AnswerSettings, LLMSettings
 from assistant.text import count_tokens, sentence_spans
 
 GALORE_Q = "By how much does GaLore reduce memory used by optimizer states?"
 GALORE_FACT = "Our approach reduces memory usage by up to 65.5% in optimizer states"
+GALORE_ID = "ba8f44a3cc9d"
+OSD_ID = "0aea7e90371f"
 
 
 def assert_contract(answer: Answer, assistant: Assistant) -> dict:
@@ -28,15 +32,27 @@ def assert_contract(answer: Answer, assistant: Assistant) -> dict:
     return data
 
 
-def openai_assistant(seeded_dir, server, **llm) -> Assistant:
+def openai_assistant(seeded_dir, server, answer: dict | None = None, **llm) -> Assistant:
     settings = Settings(
         data_dir=seeded_dir,
         llm=LLMSettings(base_url=server.base_url, model="fake-model", max_retries=1, **llm),
+        answer=AnswerSettings(**(answer or {})),
     )
     return Assistant(settings)
 
 
-# ---- parsing ------------------------------------------------------------------------
+def source_number(assistant: Assistant, question: str, paper_id: str) -> int:
+    """The `[n]` the prompt gives `paper_id` for `question` (sources are the retrieved
+    papers in retrieval order)."""
+    hits = assistant.ask(question, backend="extractive").sources
+    return list(dict.fromkeys(hit.paper_id for hit in hits)).index(paper_id) + 1
+
+
+def kept(answer: Answer) -> list[str]:
+    return [sentence.text for sentence in answer.sentences]
+
+
+# ---- reading a generated answer --------------------------------------------------------
 
 
 def test_citation_markers_are_parsed_and_out_of_range_numbers_dropped():
@@ -47,18 +63,30 @@ def test_citation_markers_are_parsed_and_out_of_range_numbers_dropped():
 
 
 def test_markers_after_the_full_stop_stay_with_their_sentence():
-    claims, invalid, refused = split_claims("First claim. [1] Second claim [2]. [7]", 5)
-    assert [(c.text, c.cited) for c in claims] == [("First claim.", (0,)), ("Second claim.", (1,))]
-    assert invalid == 1 and not refused
+    draft = read_draft("First claim. [1] Second claim [2]. [7]", 5)
+    assert [(s.text, s.cited) for s in draft.sentences] == [
+        ("First claim.", (0,)),
+        ("Second claim.", (1,)),
+    ]
+    assert draft.invalid == 1 and not draft.refused
 
 
-# ---- grounding through the chain (fake API answers what the test scripts) -------------
+def test_openers_and_references_back_are_read_as_such():
+    draft = read_draft("No. GaLore cuts optimizer memory [1]. It also works in 8 bits.", 3)
+    opener, claim, follow = draft.sentences
+    assert opener.opener == "no" and opener.text == "No."
+    assert claim.cited == (0,) and not claim.refers_back
+    # "It" is resolved to what the previous sentence was about, and cites what it cited
+    assert follow.refers_back and follow.cited == (0,)
+    assert follow.checked == "GaLore also works in 8 bits."
+
+
+# ---- verification through the chain (a fake API answers what the test scripts) ----------
 
 
 def test_invented_sentence_is_dropped_and_counted(seeded_dir, fake_openai):
     assistant = openai_assistant(seeded_dir, fake_openai)
-    hits = assistant.search(GALORE_Q)
-    n = 1 + next(i for i, h in enumerate(hits) if GALORE_FACT in h.text)
+    n = source_number(assistant, GALORE_Q, GALORE_ID)
     invented = "GaLore was trained on 4096 TPUs in Antarctica by a team of penguins"
     fake_openai.answer_text = f"{GALORE_FACT} [{n}]. {invented} [{n}]."
     answer = assistant.ask(GALORE_Q, backend="openai")
@@ -69,37 +97,56 @@ def test_invented_sentence_is_dropped_and_counted(seeded_dir, fake_openai):
     assert_contract(answer, assistant)
 
 
-SALAD = (
-    "GaLore reduces memory usage in optimizer states, which is a common feature of many "
-    "neural networks"
-)
-
-
 def test_fluent_invention_from_the_source_words_is_dropped(seeded_dir, fake_openai):
     assistant = openai_assistant(seeded_dir, fake_openai)
-    hits = assistant.search(GALORE_Q)
-    n = 1 + next(i for i, h in enumerate(hits) if GALORE_FACT in h.text)
-    fake_openai.answer_text = f"{GALORE_FACT} [{n}]. {SALAD} [{n}]."
+    n = source_number(assistant, GALORE_Q, GALORE_ID)
+    salad = (
+        "GaLore reduces memory usage in optimizer states, which is a common feature of many "
+        "recurrent networks used in speech recognition"
+    )
+    fake_openai.answer_text = f"{GALORE_FACT} [{n}]. {salad} [{n}]."
     answer = assistant.ask(GALORE_Q, backend="openai")
     assert answer.note is None and answer.dropped_sentences == 1
-    assert "65.5%" in answer.answer and "common feature" not in answer.answer
-    # the similarity check alone lets it through: the new-word limit is what drops it
-    abstracts = {p.paper_id: p.abstract for p in assistant.papers()}
-    lenient = Grounder(assistant.answerer.grounder.scorer, max_new_words=1.0)
-    kept = lenient.ground(fake_openai.answer_text, hits, abstracts).sentences
-    assert any("common feature" in sentence.text for sentence in kept)
+    assert "65.5%" in answer.answer and "speech" not in answer.answer
+
+
+def test_a_faithful_paraphrase_with_a_reference_back_is_kept(seeded_dir, fake_openai):
+    assistant = openai_assistant(seeded_dir, fake_openai)
+    n = source_number(assistant, GALORE_Q, GALORE_ID)
+    fake_openai.answer_text = (
+        f"GaLore is a memory-efficient training strategy that still allows full-parameter "
+        f"learning [{n}]. It cuts optimizer-state memory by as much as 65.5% [{n}]."
+    )
+    answer = assistant.ask(GALORE_Q, backend="openai")
+    assert answer.backend == "openai" and answer.note is None
+    assert answer.dropped_sentences == 0 and len(answer.sentences) == 2
+    assert {c.paper_id for c in answer.citations} == {GALORE_ID}
+    assert_contract(answer, assistant)
+
+
+def test_a_synthesis_of_two_cited_papers_is_checked_against_both(seeded_dir, fake_openai):
+    question = "How do GaLore and Online Subspace Descent make LLM training memory-efficient?"
+    assistant = openai_assistant(seeded_dir, fake_openai)
+    galore = source_number(assistant, question, GALORE_ID)
+    osd = source_number(assistant, question, OSD_ID)
+    fake_openai.answer_text = (
+        f"Both methods pretrain LLaMA models on the C4 dataset, GaLore up to 7B parameters and "
+        f"Online Subspace Descent from 60M to 1B [{galore}][{osd}]."
+    )
+    answer = assistant.ask(question, backend="openai")
+    assert answer.backend == "openai" and not answer.refused, answer.note
+    assert {c.paper_id for c in answer.citations} == {GALORE_ID, OSD_ID}
 
 
 def test_wrong_citation_is_repaired(seeded_dir, fake_openai):
     assistant = openai_assistant(seeded_dir, fake_openai)
-    hits = assistant.search(GALORE_Q)
-    right = next(i for i, h in enumerate(hits) if GALORE_FACT in h.text)
-    wrong = next(i for i, h in enumerate(hits) if h.paper_id != hits[right].paper_id)
-    fake_openai.answer_text = f"{GALORE_FACT} [{wrong + 1}]."
+    right = source_number(assistant, GALORE_Q, GALORE_ID)
+    wrong = 1 if right != 1 else 2
+    fake_openai.answer_text = f"{GALORE_FACT} [{wrong}]."
     answer = assistant.ask(GALORE_Q, backend="openai")
     cited = answer.citations[answer.sentences[0].citations[0] - 1]
-    assert cited.paper_id == hits[right].paper_id
-    assert GALORE_FACT in cited.snippet
+    assert cited.paper_id == GALORE_ID
+    assert "65.5%" in cited.snippet
 
 
 def test_out_of_range_citation_is_removed(seeded_dir, fake_openai):
@@ -108,16 +155,60 @@ def test_out_of_range_citation_is_removed(seeded_dir, fake_openai):
     answer = assistant.ask(GALORE_Q, backend="openai", k=5)
     data = assert_contract(answer, assistant)
     assert all(c["n"] <= len(data["citations"]) for c in data["citations"])
-    assert len(answer.sources) == 5 and not answer.refused
+    assert not answer.refused
 
 
-def test_unanswerable_question_is_refused_with_closest_papers(assistant):
-    answer = assistant.ask(
-        "Which paper forecasts electricity demand with time-series models?", backend="extractive"
-    )
-    assert answer.refused and answer.answer == REFUSAL
-    assert answer.citations == [] and answer.sources
+ERLHF_Q = "Does E-RLHF add training cost compared with RLHF?"
+ERLHF_ID = "7ed30f7b668a"
+
+
+@pytest.mark.parametrize(("opener", "stays"), [("No.", True), ("Yes.", False)])
+def test_a_yes_no_opener_is_judged_with_the_claim_after_it(seeded_dir, fake_openai, opener, stays):
+    assistant = openai_assistant(seeded_dir, fake_openai)
+    n = source_number(assistant, ERLHF_Q, ERLHF_ID)
+    fake_openai.answer_text = f"{opener} E-RLHF brings no additional training cost [{n}]."
+    answer = assistant.ask(ERLHF_Q, backend="openai")
+    assert answer.backend == "openai"
+    assert (opener in kept(answer)) is stays
+    assert "E-RLHF brings no additional training cost." in kept(answer)
+    if stays:
+        opening = answer.sentences[0]
+        assert opening.kind == "opener" and opening.citations == answer.sentences[1].citations
     assert_contract(answer, assistant)
+
+
+def test_a_count_opener_stays_only_when_the_citations_bear_it_out(seeded_dir, fake_openai):
+    question = "Which papers study neural collapse?"
+    assistant = openai_assistant(seeded_dir, fake_openai)
+    first = source_number(assistant, question, "3e6e4a542d85")
+    second = source_number(assistant, question, "a7ee082477d2")
+    claims = (
+        f"One studies neural collapse in causal language models [{first}]. The other uses "
+        f"neural collapse for long-tailed classification [{second}]."
+    )
+    fake_openai.answer_text = f"Two papers study this. {claims}"
+    answer = assistant.ask(question, backend="openai")
+    assert answer.sentences[0].kind == "framing" and answer.sentences[0].text.startswith("Two")
+    fake_openai.answer_text = f"Three papers study this. {claims}"
+    assert "Three papers study this." not in kept(assistant.ask(question, backend="openai"))
+
+
+def test_a_verified_sentence_off_the_question_is_removed_without_fallback(
+    seeded_dir, fake_openai
+):
+    assistant = openai_assistant(seeded_dir, fake_openai)
+    hits = assistant.ask(GALORE_Q, backend="extractive", k=10).sources
+    order = list(dict.fromkeys(hit.paper_id for hit in hits))
+    reshuffling = next(p for p in assistant.papers() if p.paper_id == "c631954889a9")
+    if reshuffling.paper_id not in order:
+        pytest.skip("the resampling paper is not among the retrieved papers")
+    quote = reshuffling.abstract[slice(*sentence_spans(reshuffling.abstract)[0])]
+    galore, other = order.index(GALORE_ID) + 1, order.index(reshuffling.paper_id) + 1
+    fake_openai.answer_text = f"{GALORE_FACT} [{galore}]. {quote} [{other}]."
+    answer = assistant.ask(GALORE_Q, backend="openai", k=10)
+    # the quote is verified (it is the paper's own sentence) but off the question
+    assert answer.backend == "openai" and answer.note is None
+    assert kept(answer) == [f"{GALORE_FACT}."]
 
 
 def test_model_refusal_and_unsupported_answer_end_in_refusal(seeded_dir, fake_openai):
@@ -127,6 +218,20 @@ def test_model_refusal_and_unsupported_answer_end_in_refusal(seeded_dir, fake_op
         "Which paper forecasts electricity demand with time-series models?", backend="openai"
     )
     assert answer.refused and answer.dropped_sentences >= 1
+
+
+def test_the_llm_verifier_decides_and_falls_back_to_the_local_one(seeded_dir, fake_openai):
+    assistant = openai_assistant(seeded_dir, fake_openai, answer={"verifier": "llm"})
+    n = source_number(assistant, GALORE_Q, GALORE_ID)
+    draft = f"{GALORE_FACT} [{n}]. GaLore also works in eight bits [{n}]."
+    fake_openai.script([Behaviour.answer(draft), Behaviour.answer("1: yes\n2: no")])
+    answer = assistant.ask(GALORE_Q, backend="openai")
+    assert kept(answer) == [f"{GALORE_FACT}."] and answer.dropped_sentences == 1
+    prompt = fake_openai.requests_to("/chat/completions")[-1].body["messages"][-1]["content"]
+    assert "1. Our approach reduces memory usage" in prompt and GALORE_FACT in prompt
+    fake_openai.script([Behaviour.answer(draft), *[Behaviour.server_error()] * 3])
+    answer = assistant.ask(GALORE_Q, backend="openai")
+    assert "LLM verifier failed" in answer.note and "65.5%" in answer.answer
 
 
 def test_streaming_yields_pieces_then_the_verified_answer(seeded_dir, fake_openai):
@@ -174,9 +279,34 @@ def test_follow_up_without_an_api_uses_the_history(assistant):
     assert any(c.title and c.title.startswith("GaLore") for c in answer.citations)
 
 
-def test_auto_never_picks_a_paid_api_on_its_own(seeded_dir, monkeypatch):
+def test_auto_answers_extractively_unless_a_model_is_configured(seeded_dir, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-should-not-be-used")
-    assert Assistant(Settings(data_dir=seeded_dir)).backend_status().startswith("local:")
+    assert Assistant(Settings(data_dir=seeded_dir)).backend_status().startswith("extractive:")
+    api = Settings(data_dir=seeded_dir, llm=LLMSettings(base_url="http://127.0.0.1:9/v1"))
+    assert Assistant(api).backend_status().startswith("openai:")
+
+
+# ---- the prompt -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("source_tokens", [None, 40])
+def test_the_prompt_shows_each_paper_within_the_backend_budget(
+    seeded_dir, fake_openai, source_tokens
+):
+    assistant = openai_assistant(seeded_dir, fake_openai, source_tokens=source_tokens)
+    hits = assistant.ask(GALORE_Q, backend="extractive").sources
+    abstracts = {p.paper_id: p.abstract for p in assistant.papers()}
+    assistant.ask(GALORE_Q, backend="openai")
+    prompt = fake_openai.requests_to("/chat/completions")[-1].body["messages"][-1]["content"]
+    for n, paper_id in enumerate(dict.fromkeys(hit.paper_id for hit in hits), start=1):
+        line = next(line for line in prompt.splitlines() if line.startswith(f"[{n}] "))
+        shown = line.split("): ", 1)[1]
+        if source_tokens is None:  # an API model reads each whole abstract
+            assert shown == abstracts[paper_id]
+        else:
+            sentences = [shown[a:b] for a, b in sentence_spans(shown)]
+            assert all(sentence in abstracts[paper_id] for sentence in sentences)
+            assert count_tokens(shown) <= source_tokens or len(sentences) == 1
 
 
 # ---- the real local model ------------------------------------------------------------
@@ -200,14 +330,16 @@ def test_cli_ask_json_is_exactly_the_contract(seeded_dir, assistant):
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert set(data) == JSON_KEYS and data["backend"] == "extractive"
-    assert "65.5%" in data["answer"]
+    assert contract_problems(data) == []
+    assert "65.5%" in data["answer"] and data["understood"]["intent"] == "number"
 
 
-def test_cli_ask_prints_references_with_snippets(seeded_dir):
-    result = run_citeqa(seeded_dir, "ask", GALORE_Q, "--backend", "extractive")
+def test_cli_ask_prints_references_with_snippets_and_how_to_plug_in_a_model(seeded_dir):
+    result = run_citeqa(seeded_dir, "ask", GALORE_Q)
     assert result.returncode == 0, result.stderr
     assert "References" in result.stdout and "[1] GaLore" in result.stdout
     assert '"Our approach reduces memory usage by up to 65.5%' in result.stdout
+    assert "CITEQA_LLM__MODEL_PATH" in result.stdout
 
 
 def test_cli_unknown_backend_is_one_clear_sentence(seeded_dir):
@@ -216,20 +348,10 @@ def test_cli_unknown_backend_is_one_clear_sentence(seeded_dir):
     assert "unknown backend 'gpt9'" in result.stderr and "Traceback" not in result.stderr
 
 
-@pytest.mark.parametrize("source_tokens", [0, 40])
-def test_the_prompt_shows_each_source_within_its_token_budget(
-    seeded_dir, fake_openai, source_tokens
-):
-    assistant = openai_assistant(seeded_dir, fake_openai, source_tokens=source_tokens)
-    hits = assistant.search(GALORE_Q)
-    assistant.ask(GALORE_Q, backend="openai")
-    prompt = fake_openai.requests_to("/chat/completions")[-1].body["messages"][-1]["content"]
-    shortened = []
-    for n, hit in enumerate(hits, start=1):
-        line = next(line for line in prompt.splitlines() if line.startswith(f"[{n}] "))
-        shown = line.split("): ", 1)[1]
-        sentences = [shown[a:b] for a, b in sentence_spans(shown)]
-        assert sentences and all(sentence in hit.text for sentence in sentences)
-        shortened.append(len(sentences) < len(sentence_spans(hit.text)))
-        assert source_tokens == 0 or count_tokens(shown) <= 40 or len(sentences) == 1
-    assert any(shortened) is bool(source_tokens)
+def test_a_refusal_lists_the_closest_papers(assistant):
+    answer = assistant.ask(
+        "Which paper forecasts electricity demand with time-series models?", backend="extractive"
+    )
+    assert answer.refused and answer.answer == REFUSAL
+    assert answer.citations == [] and answer.sources
+    assert_contract(answer, assistant)

@@ -389,9 +389,9 @@ def _polarities(terms: tuple[_Term, ...], other: frozenset[str]) -> dict[str, se
 def _negation_problem(claim: _Text, passage: _Text) -> str | None:
     ours = _polarities(claim.terms, passage.stems)
     theirs = _polarities(passage.terms, claim.stems)
-    for stem, signs in ours.items():
-        if stem in theirs and not signs & theirs[stem]:
-            word = next((term.word for term in claim.terms if term.stem == stem), stem)
+    for key, signs in ours.items():
+        if key in theirs and not signs & theirs[key]:
+            word = next((term.word for term in claim.terms if term.stem == key), key)
             return f"negated on one side only: '{word}'"
     return None
 
@@ -412,8 +412,8 @@ def _opposite_problem(claim: _Text, passage: _Text) -> str | None:
             continue
         sense = -1 if term.negated else 1
         fits = {1: 0.0, -1: 0.0}
-        for stem in same | opposite:
-            for at in passage.places.get(stem, ()):
+        for key in same | opposite:
+            for at in passage.places.get(key, ()):
                 other = passage.terms[at]
                 fit = _fit(claim.contexts[index], passage.contexts[at])
                 sides = (1, -1) if _ambiguous(other) else (sense * _sense(other, same, opposite),)

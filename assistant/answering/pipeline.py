@@ -228,7 +228,8 @@ class Answerer:
         on_topic = {
             paper.paper_id
             for paper in papers
-            if paper.paper_id in cited and self._paper_relevance(question, paper)
+            if paper.paper_id in cited
+            and self._paper_relevance(question, paper)
             >= self.settings.answer.min_sentence_relevance
         }
         kept: list[Claim] = []
@@ -245,8 +246,9 @@ class Answerer:
         sentences = [sentence.text for sentence in paper.supporting()]
         if not sentences:
             return 0.0
+        count = len(sentences)
         scores = self.relevance.score(
-            question, sentences, [paper.context] * len(sentences), [paper.paper.abstract] * len(sentences)
+            question, sentences, [paper.context] * count, [paper.paper.abstract] * count
         )
         return float(scores.max())
 

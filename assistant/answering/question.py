@@ -252,7 +252,8 @@ def _phrases(folded: str) -> set[str]:
     for size in (2, 3, 4):
         for start in range(len(words) - size + 1):
             run = words[start : start + size]
-            if run[0] not in STOPWORDS and run[-1] not in STOPWORDS and run[-1] not in QUESTION_WORDS:
+            edges = {run[0], run[-1]}
+            if not edges & STOPWORDS and run[-1] not in QUESTION_WORDS:
                 found.add(" ".join(run))
     return found
 

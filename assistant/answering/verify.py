@@ -256,6 +256,4 @@ def _affirms(question: Question, claim: str) -> bool:
     if problems(statement, claim, POLARITY_CHECKS):
         return False
     asked = {term.stem for term in analyse(statement).terms if not term.near_negation}
-    return not any(
-        term.stem in asked and term.near_negation for term in analyse(claim).terms
-    )
+    return not any(term.stem in asked and term.near_negation for term in analyse(claim).terms)

@@ -57,9 +57,7 @@ def _topic_coverage(question: Question, candidates: Candidates) -> dict[str, flo
     # A word no retrieved paper has cannot tell them apart (whether anything answers at
     # all is the refusal's decision).
     weight = {
-        word: math.log((count + 1) / (frequency[word] + 0.5))
-        for word in topic
-        if frequency[word]
+        word: math.log((count + 1) / (frequency[word] + 0.5)) for word in topic if frequency[word]
     }
     topic = set(weight)
     total = sum(weight.values()) or 1.0
