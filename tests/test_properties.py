@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from assistant.chunking import Chunker
 from assistant.corpus import Paper, normalize_whitespace, parse_seed_file
 from assistant.errors import CorpusError
-from assistant.grounding import parse_citations, split_claims
+from assistant.answering.claims import parse_citations, read_draft
 from assistant.settings import ChunkSettings
 from assistant.text import sentence_spans, split_sentences
 
@@ -40,10 +40,9 @@ def test_citation_parser_keeps_numbers_in_range(text, n_sources):
     assert all(1 <= number <= n_sources for number in numbers)
     assert invalid >= 0
     assert "[1]" not in clean
-    claims, _, _ = split_claims(text, n_sources)
-    for claim in claims:
-        assert claim.text.strip()
-        assert all(0 <= index < n_sources for index in claim.cited)
+    for sentence in read_draft(text, n_sources).sentences:
+        assert sentence.text.strip() and sentence.checked.strip()
+        assert all(0 <= index < n_sources for index in sentence.cited)
 
 
 @FAST

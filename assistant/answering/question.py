@@ -63,7 +63,8 @@ _LEAD_IN = re.compile(r"^\s*(?:according to|in|for|under|with|when|if)\b[^,?]{0,
 # "How does X work / find / use ...": asks for a mechanism, which the sentences after a
 # paper's statement of its method usually give.
 _METHOD = re.compile(
-    r"^\s*(?:how (?:does|do|did|is|are|can)|what (?:steps|components|mechanism)|in what way)\b",
+    r"^\s*(?:how (?:does|do|did|is|are|can)\b(?!.*\b(?:differ|compare)\w*\b)|"
+    r"what (?:steps|components|mechanism)\b|in what way\b)",
     re.IGNORECASE,
 )
 _QUANTITY = re.compile(

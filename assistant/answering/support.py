@@ -114,7 +114,7 @@ class SupportScorer:
             return Support(False, 0.0, "empty claim")
         sentences = [sentence for sentence in sentences if _has_words(sentence)]
         if not sentences:
-            return Support(False, 0.0, "no evidence")
+            return Support(False, 0.0, "empty evidence")
         free = content_stems(known) | _FRAME_STEMS
         facts = analyse(claim)
         target = _Claim(claim, vectors[claim], frozenset((facts.stems - free) | set(facts.numbers)))

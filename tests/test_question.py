@@ -1,0 +1,118 @@
+"""Question understanding: intent, and the authors, venue, year and papers a question names,
+recognised against the indexed papers."""
+
+from __future__ import annotations
+
+import pytest
+
+from assistant import Paper
+from assistant.answering.question import Catalog, analyse, intent_of
+
+PAPERS = [
+    Paper(
+        paper_id="ssl",
+        title="Learning by Reconstruction Produces Uninformative Features For Perception",
+        authors=["Randall Balestriero", "Yann LeCun"],
+        venue="ICML 2024",
+        abstract="Input space reconstruction is an attractive representation learning paradigm.",
+    ),
+    Paper(
+        paper_id="nc",
+        title="Linguistic Collapse: Neural Collapse in (Large) Language Models",
+        authors=["Robert Wu", "Vardan Papyan"],
+        venue="NeurIPS 2024",
+        abstract="Neural collapse is observed in classification. We study CLMs with GaLore.",
+    ),
+    Paper(
+        paper_id="galore",
+        title="GaLore: Memory-Efficient LLM Training by Gradient Low-Rank Projection",
+        authors=["Jiawei Zhao", "Zhenyu Zhang", "Anima Anandkumar", "Yuandong Tian"],
+        venue="ICML 2024",
+        abstract="We propose GaLore, which reduces memory by up to 65.5%.",
+    ),
+    Paper(
+        paper_id="accent",
+        title="Sharpness of Deep Linear Networks",
+        authors=["Pierre Marion", "Lénaïc Chizat"],
+        venue="NeurIPS 2024",
+        abstract="We study the sharpness of deep linear networks.",
+    ),
+]
+CATALOG = Catalog(PAPERS)
+
+
+def understood(question: str):
+    return analyse(question, question, CATALOG)
+
+
+@pytest.mark.parametrize(
+    ("question", "intent"),
+    [
+        ("Which papers study neural collapse?", "list"),
+        ("Summarize the GaLore paper.", "summary"),
+        ("What is GaLore about?", "summary"),
+        ("Does GaLore reduce optimizer memory?", "yes_no"),
+        ("By how much does GaLore reduce memory?", "number"),
+        ("How does GaLore project gradients?", "method"),
+        ("What problem does GaLore address?", "fact"),
+        ("How do its heads differ from layer to layer?", "fact"),
+    ],
+)
+def test_intent_from_the_wording(question, intent):
+    assert understood(question).intent == intent
+
+
+def test_a_comparison_needs_two_named_papers():
+    question = "How do GaLore and Linguistic Collapse differ in what they study?"
+    assert understood(question).intent == "comparison"
+    assert intent_of("How does monoculture compare with polyculture?") == "fact"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Summarize the work by Yann LeCun in this collection.",
+        "summarize the work by yann lecun",
+        "What did Y. LeCun show?",
+        "What did LeCun and Balestriero show in their ICML 2024 paper?",
+    ],
+)
+def test_authors_are_recognised_in_any_spelling(question):
+    result = understood(question)
+    assert "Yann LeCun" in result.authors
+    assert result.paper_ids == frozenset({"ssl"})
+    assert result.intent == "summary"
+    assert "lecun" not in result.search_text.lower()
+
+
+def test_names_without_diacritics_match_indexed_authors():
+    result = understood("What did Pierre Marion and Lenaic Chizat prove?")
+    assert set(result.authors) == {"Pierre Marion", "Lénaïc Chizat"}
+    assert result.paper_ids == frozenset({"accent"})
+
+
+def test_venue_and_year_restrict_the_papers():
+    result = understood("Which NeurIPS 2024 papers study linear networks?")
+    assert result.venue == "NeurIPS" and result.year == "2024"
+    assert result.paper_ids == frozenset({"nc", "accent"})
+
+
+def test_a_restriction_that_leaves_nothing_is_dropped_with_a_note():
+    result = understood("What did Yann LeCun publish at NeurIPS?")
+    assert result.paper_ids == frozenset({"ssl"})
+    assert result.notes and "NeurIPS" in result.notes[0]
+
+
+def test_papers_named_by_title_phrase_or_method_name():
+    assert understood("What does Linguistic Collapse find?").named_papers == frozenset({"nc"})
+    assert "galore" in understood("How much memory does GaLore save?").named_papers
+
+
+def test_a_common_english_word_is_not_an_author():
+    assert understood("Which papers use a Long training schedule?").authors == ()
+
+
+def test_what_was_understood_is_part_of_the_answer_json():
+    data = understood("Summarize the ICML 2024 work by Yann LeCun.").to_json()
+    assert data["intent"] == "summary" and data["authors"] == ["Yann LeCun"]
+    assert data["venue"] == "ICML" and data["year"] == "2024" and data["papers"] == ["ssl"]
