@@ -193,9 +193,7 @@ def test_a_count_opener_stays_only_when_the_citations_bear_it_out(seeded_dir, fa
     assert "Three papers study this." not in kept(assistant.ask(question, backend="openai"))
 
 
-def test_a_verified_sentence_off_the_question_is_removed_without_fallback(
-    seeded_dir, fake_openai
-):
+def test_a_verified_sentence_off_the_question_is_removed_without_fallback(seeded_dir, fake_openai):
     assistant = openai_assistant(seeded_dir, fake_openai)
     hits = assistant.ask(GALORE_Q, backend="extractive", k=10).sources
     order = list(dict.fromkeys(hit.paper_id for hit in hits))

@@ -16,7 +16,10 @@ from assistant.display import markdown_text, plain_text
         (r"as in \citep{zou2023universal} and AdvBench", "as in and AdvBench"),
         (r"\textbf{\emph{Bold}} claim", "Bold claim"),
         (r"an $\ell_2$ radius of $\sqrt{d}$", "an ℓ_2 radius of √(d)"),
-        ("reduces memory by 65.5% in optimizer states", "reduces memory by 65.5% in optimizer states"),
+        (
+            "reduces memory by 65.5% in optimizer states",
+            "reduces memory by 65.5% in optimizer states",
+        ),
         (r"reduces error by 47\% and $3\times$ faster", "reduces error by 47% and 3× faster"),
     ],
 )

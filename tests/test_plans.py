@@ -29,7 +29,11 @@ COOKING = "Bread rises because yeast ferments sugar. Ovens bake the dough evenly
 
 def paper(paper_id: str, title: str, abstract: str, authors=("Ada Lovelace",)) -> Paper:
     return Paper(
-        paper_id=paper_id, title=title, abstract=abstract, authors=list(authors), venue="NeurIPS 2024"
+        paper_id=paper_id,
+        title=title,
+        abstract=abstract,
+        authors=list(authors),
+        venue="NeurIPS 2024",
     )
 
 
@@ -71,7 +75,10 @@ def test_a_list_gives_one_line_per_paper_after_a_count_true_by_construction(comp
     framing, *lines = claims
     assert framing.kind == "framing" and framing.text == "Two papers address this:"
     assert sorted(line.papers[0] for line in lines) == ["bar", "foo"]
-    assert {line.heading for line in lines} == {"FooNet: Sketching Graphs", "BarNet: Pruning Graph Edges"}
+    assert {line.heading for line in lines} == {
+        "FooNet: Sketching Graphs",
+        "BarNet: Pruning Graph Edges",
+    }
     assert all(line.text.startswith(("We propose", "In this paper")) for line in lines)
 
 
@@ -84,7 +91,9 @@ def test_a_summary_of_an_authors_paper_gives_problem_contribution_result(compose
 
 
 def test_a_comparison_quotes_each_named_paper_under_its_title(composer):
-    understood, claims = compose(composer, "How do FooNet and BarNet differ in how they compress graphs?")
+    understood, claims = compose(
+        composer, "How do FooNet and BarNet differ in how they compress graphs?"
+    )
     assert understood.intent == "comparison"
     assert {claim.heading for claim in claims} == {p.title for p in PAPERS[:2]}
 

@@ -8,10 +8,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from assistant.answering.claims import parse_citations, read_draft
 from assistant.chunking import Chunker
 from assistant.corpus import Paper, normalize_whitespace, parse_seed_file
 from assistant.errors import CorpusError
-from assistant.answering.claims import parse_citations, read_draft
 from assistant.settings import ChunkSettings
 from assistant.text import sentence_spans, split_sentences
 

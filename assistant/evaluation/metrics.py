@@ -56,7 +56,7 @@ class Response:
         return [paper for sentence in self.sentences for paper in sentence.papers]
 
 
-def response_from_answer(answer: Answer, abstracts: Mapping[str, str]) -> Response:
+def response_from_answer(answer: Answer, abstracts: Mapping[str, str] | None = None) -> Response:
     """Score an `Answer`: its verified claims (framing is true by construction and not
     scored), and its raw text split into cited claims whose numbers point at the retrieved
     papers' abstracts, in retrieval order."""
@@ -75,7 +75,7 @@ def response_from_answer(answer: Answer, abstracts: Mapping[str, str]) -> Respon
             for sentence in claims
         ),
         raw_sentences=cited_claims(
-            answer.raw_answer, [abstracts.get(paper, "") for paper in order], order
+            answer.raw_answer, [(abstracts or {}).get(paper, "") for paper in order], order
         ),
         papers=tuple(order),
         fell_back=answer.note is not None,
