@@ -73,11 +73,19 @@ def test_cli_huge_question_exits_non_zero_with_the_message_on_stderr(seeded_dir)
         ({"CITEQA_RETRIEVAL__K": "many"}, None, "retrieval.k"),
         ({}, "[retrieval\nk = 3\n", "is not valid TOML"),
         ({}, "[retrieval]\nkay = 3\n", "retrieval.kay"),
+        ({}, "[judge]\nmodle = 'x'\n", "judge.modle"),
+        ({}, b"[llm]\nmodel = '\xe9'\n", "citeqa.toml is not UTF-8 text"),
+        ({"CITEQA_LLM": "garbage{"}, None, "CITEQA_LLM is not a JSON object"),
+        ({"CITEQA_RETRIEVALK": "3"}, None, "CITEQA_RETRIEVALK (did you mean CITEQA_RETRIEVAL__K?)"),
+        ({"CITEQA_CONFIG": "/nonexistent/citeqa.toml"}, None, "which does not exist"),
+        ({"CITEQA_CONFIG": "/tmp"}, None, "/tmp, which is not a file"),
+        ({"CITEQA_DATA_DIR": "/etc/passwd"}, None, "/etc/passwd is not a directory"),
     ],
 )
 def test_bad_settings_name_the_setting(seeded_dir, tmp_path, env, toml, needle):
     if toml is not None:
-        (tmp_path / "citeqa.toml").write_text(toml)
+        path = tmp_path / "citeqa.toml"
+        path.write_bytes(toml) if isinstance(toml, bytes) else path.write_text(toml)
         env = {**env, "CITEQA_CONFIG": str(tmp_path / "citeqa.toml")}
     result = run_citeqa(seeded_dir, "search", "neural collapse", **env)
     assert_one_clear_error(result, needle)
