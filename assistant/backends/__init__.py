@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..errors import SettingsError
 from ..relevance import RelevanceScorer
 from ..settings import Settings
-from .base import Backend, GenerationRequest, Source
+from .base import Backend, Deadline, GenerationRequest, Source
 
 BACKEND_NAMES = ("auto", "local", "openai", "extractive")
 
@@ -43,6 +43,7 @@ def make_backend(name: str, settings: Settings, relevance: RelevanceScorer) -> B
 __all__ = [
     "BACKEND_NAMES",
     "Backend",
+    "Deadline",
     "GenerationRequest",
     "Source",
     "make_backend",
