@@ -30,6 +30,7 @@ from .errors import SettingsError
 ENV_PREFIX = "CITEQA_"
 CONFIG_ENV = "CITEQA_CONFIG"
 DEFAULT_CONFIG = Path("citeqa.toml")
+MAX_K = 50  # passages per question at most
 
 
 def _error(message: str) -> SettingsError:
@@ -87,7 +88,7 @@ class ChunkSettings(_Section):
 class RetrievalSettings(_Section):
     """Hybrid dense + keyword retrieval."""
 
-    k: int = Field(5, ge=1, le=50)
+    k: int = Field(5, ge=1, le=MAX_K)
     candidates: int = Field(40, ge=5, le=500)
     per_paper_cap: int = Field(2, ge=1, le=20)
     rrf_k: int = Field(60, ge=1)

@@ -38,6 +38,21 @@ def run_citeqa(data_dir: Path, *args: str, **env: str) -> subprocess.CompletedPr
     )
 
 
+# Filtered questions whose unfiltered answer cites a paper the filter excludes:
+# (question, filter, value); `passes_filter` says whether a paper (JSON) passes it.
+FILTER_CASES = [
+    ("how can LLM training be made memory-efficient?", "venue", "ICML"),
+    ("which papers study neural collapse?", "author", "zhao"),
+    ("which papers study generalization?", "area", "theory"),
+]
+
+
+def passes_filter(paper: dict, option: str, value: str) -> bool:
+    if option == "author":
+        return any(value in name.lower() for name in paper["authors"])
+    return value.lower() in (paper[option] or "").lower()
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

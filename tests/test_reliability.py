@@ -4,6 +4,7 @@ cannot pass grounding."""
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 
 import pytest
@@ -170,6 +171,23 @@ def test_api_key_is_never_printed_logged_or_reported(seeded_dir, fake_openai, ca
     answer = assistant.ask("What does GaLore do?", backend="openai")
     assert SECRET not in answer.model_dump_json() and SECRET not in (answer.note or "")
     assert SECRET not in assistant.backend_status("openai")
+    assert SECRET not in caplog.text
+
+
+def test_a_key_echoed_in_split_chunks_is_masked_in_stream_and_raw_answer(
+    seeded_dir, fake_openai, caplog
+):
+    caplog.set_level(logging.DEBUG)
+    settings = Settings(
+        data_dir=seeded_dir, llm=LLMSettings(base_url=fake_openai.base_url, api_key=SECRET)
+    )
+    fake_openai.script(
+        [Behaviour.streamed("Echo ", SECRET[:4], SECRET[4:12], SECRET[12:], " [1].")]
+    )
+    *pieces, answer = Assistant(settings).stream("What does GaLore do?", backend="openai")
+    assert len(pieces) > 1 and "".join(pieces) == "Echo *** [1]."
+    assert answer.raw_answer == "Echo *** [1]."
+    assert SECRET not in answer.model_dump_json()
     assert SECRET not in caplog.text
 
 

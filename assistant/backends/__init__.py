@@ -3,6 +3,8 @@ plus a line in `make_backend`."""
 
 from __future__ import annotations
 
+import reprlib
+
 from ..errors import SettingsError
 from ..relevance import RelevanceScorer
 from ..settings import Settings
@@ -14,6 +16,11 @@ BACKEND_NAMES = ("auto", "local", "openai", "extractive")
 def resolve_name(name: str | None, settings: Settings) -> str:
     """The concrete backend for `name`: `auto` is `openai` when an API is configured in
     citeqa's own settings, else `local`. It never falls back to a paid API on its own."""
+    if name is not None and not isinstance(name, str):
+        raise SettingsError(
+            f"the backend must be one of {', '.join(BACKEND_NAMES)} (as text); "
+            f"got {reprlib.repr(name)}"
+        )
     name = (name or settings.llm.backend).strip().lower()
     if name not in BACKEND_NAMES:
         raise SettingsError(
