@@ -83,7 +83,8 @@ def _check_gguf(path: Path) -> None:
         raise BackendError(f"The model file {path} is not a GGUF file.")
 
 
-def _server_params(path: Path, context_tokens: int, threads: int) -> xllamacpp.CommonParams:
+def server_params(path: Path, context_tokens: int, threads: int) -> xllamacpp.CommonParams:
+    """llama.cpp's server parameters for the GGUF file at `path`, quiet and keyed."""
     params = xllamacpp.CommonParams()
     params.model.path = str(path)
     params.n_ctx = context_tokens
@@ -106,7 +107,7 @@ def _load(key: _ModelKey) -> _LoadedModel:
             path = key[0]
             _check_gguf(path)
             try:
-                server = xllamacpp.Server(_server_params(*key))
+                server = xllamacpp.Server(server_params(*key))
             except (RuntimeError, ValueError):
                 raise BackendError(
                     f"llama.cpp could not load the model file {path}; "
