@@ -51,6 +51,12 @@ class Behaviour:
         return cls("answer", text="".join(chunks), chunks=chunks)
 
     @classmethod
+    def keep_alive(cls, seconds: float) -> Behaviour:
+        """Stream only SSE keep-alive comments (which clients skip) for `seconds`, then the
+        answer (cut short when the server closes)."""
+        return cls("keep_alive", seconds=seconds)
+
+    @classmethod
     def trickle(cls, seconds: float, text: str | None = None) -> Behaviour:
         """A streamed answer whose pieces come `seconds` apart (cut short when the server
         closes)."""
@@ -273,6 +279,8 @@ class _Handler(BaseHTTPRequestHandler):
         pieces = list(how.chunks) or _pieces(text)
         if how.kind == "cut":
             pieces = pieces[: how.pieces]
+        if how.kind == "keep_alive" and not self._keep_alive(how.seconds):
+            return
         self._event(_chunk(model, {"role": "assistant", "content": ""}))
         for piece in pieces:
             if how.kind == "trickle" and self.server.fake._stopping.wait(how.seconds):
@@ -288,6 +296,16 @@ class _Handler(BaseHTTPRequestHandler):
         self._event(_chunk(model, {}, finish_reason="stop"))
         self._chunk(b"data: [DONE]\n\n")
         self._chunk(b"")
+
+    def _keep_alive(self, seconds: float) -> bool:
+        """Send a keep-alive comment every 0.1 s for `seconds`; False if the server closed."""
+        until = time.monotonic() + seconds
+        while time.monotonic() < until:
+            if self.server.fake._stopping.wait(0.1):
+                self.close_connection = True
+                return False
+            self._chunk(b": keep-alive\n\n")
+        return True
 
     def _event(self, payload: dict[str, Any]) -> None:
         self._chunk(f"data: {json.dumps(payload)}\n\n".encode())

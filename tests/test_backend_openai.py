@@ -216,6 +216,13 @@ def test_the_deadline_cuts_a_trickling_answer(fake_openai: FakeOpenAIServer) -> 
     assert 1 <= len(received) < 8
 
 
+def test_the_deadline_holds_against_keep_alive_comments(fake_openai: FakeOpenAIServer) -> None:
+    fake_openai.script([Behaviour.keep_alive(10)])
+    message = failure(fake_openai.base_url, timeout=5.0, deadline=2.0)
+    spent = seconds_in(message, r"did not finish its answer within (\d+\.\d) s \(deadline 2 s\)$")
+    assert 2.0 <= spent < 5  # not held until the server's answer comes, 10 s later
+
+
 def test_a_key_echoed_in_split_chunks_is_masked(fake_openai: FakeOpenAIServer) -> None:
     head, tail = KEY[:5], KEY[5:]
     fake_openai.script(

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import queue
 import random
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -28,6 +30,7 @@ MASK = "***"
 # a quarter by jitter, unless the server says how long (retry-after) within a minute.
 FIRST_WAIT, LONGEST_WAIT, LONGEST_RETRY_AFTER = 0.5, 8.0, 60.0
 API_ERRORS = (openai.OpenAIError, httpx.HTTPError, ValueError)
+_END = object()  # marks the end of a stream
 
 
 @dataclass(frozen=True)
@@ -188,15 +191,14 @@ class OpenAIBackend:
         endpoint = self._endpoint
         answered = finished = False
         try:
-            with stream:
-                for chunk in stream:
-                    if deadline.expired():
-                        raise self._unfinished(deadline)
-                    piece, done = _read_chunk(chunk)
-                    finished = finished or done
-                    if piece:
-                        answered = answered or bool(piece.strip())
-                        yield piece
+            for chunk in _chunks_until(deadline, stream):
+                piece, done = _read_chunk(chunk)
+                finished = finished or done
+                if piece:
+                    answered = answered or bool(piece.strip())
+                    yield piece
+        except TimeoutError:
+            raise self._unfinished(deadline) from None
         except API_ERRORS as exc:
             late = deadline.expired()
             raise self._unfinished(deadline) if late else endpoint.error(exc, 0) from None
@@ -247,6 +249,37 @@ class OpenAIBackend:
         if endpoint.model in models:
             return f"API reachable (model {endpoint.model})"
         return f"API reachable (model {endpoint.model} is not in its model list)"
+
+
+def _chunks_until(deadline: Deadline, stream: Any) -> Iterator[Any]:
+    """The chunks of `stream`, read on a worker thread so that waiting for the next one
+    ends at the deadline (`TimeoutError`) whatever the server sends meanwhile: keep-alive
+    comments, which the client skips, would hold a read loop past it. Closes the stream."""
+    chunks: queue.Queue = queue.Queue()
+
+    def read() -> None:
+        try:
+            for chunk in stream:
+                chunks.put(chunk)
+        except BaseException as exc:  # handed to the consuming thread
+            chunks.put(exc)
+        finally:
+            chunks.put(_END)
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        while True:
+            try:
+                chunk = chunks.get(timeout=max(deadline.left(), 0.0))
+            except queue.Empty:
+                raise TimeoutError from None
+            if chunk is _END:
+                return
+            if isinstance(chunk, BaseException):
+                raise chunk
+            yield chunk
+    finally:
+        stream.close()  # a read still waiting then fails, within its own timeout
 
 
 def _key_prefix_at_end(text: str, key: str) -> int:
