@@ -26,8 +26,9 @@ browser:
 demo: install
 	$(BIN)/citeqa ask "$(QUESTION)"
 
+# the venv's bin first on PATH: tests start its `chroma` and `citeqa` commands
 test: install-dev
-	$(BIN)/python -m pytest
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m pytest
 
 lint: install-dev
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+import reprlib
 from collections.abc import Iterable, Iterator
 from functools import cached_property
 from pathlib import Path
@@ -13,7 +15,7 @@ from .corpus import Paper, load_corpus, shipped_seeds_dir
 from .errors import QuestionError
 from .index import IngestReport, PaperIndex, ProgressCallback
 from .retrieval import Filters, Hit, HybridRetriever, Mode
-from .settings import Settings, load_settings
+from .settings import MAX_K, Settings, load_settings
 
 if TYPE_CHECKING:
     from .answering.pipeline import Answerer, Message
@@ -75,8 +77,10 @@ class Assistant:
     ) -> list[Hit]:
         """The `k` best chunks for `question`, best first (hybrid dense + keyword by default)."""
         question = self.check_question(question)
+        filters = checked_filters(venue, author, area)
+        k = checked_k(k)
         self.ensure_index()
-        return self.retriever.search(question, k, Filters(venue, author, area), mode)
+        return self.retriever.search(question, k, filters, mode)
 
     def ask(
         self,
@@ -129,10 +133,10 @@ class Assistant:
         final verified `Answer` (whose text may differ: unsupported sentences removed)."""
         question = self.check_question(question)
         name = resolve_name(backend, self.settings)
+        filters = checked_filters(venue, author, area)
+        k = checked_k(k)
         self.ensure_index()
-        yield from self.answerer.stream(
-            question, history, name, k, Filters(venue, author, area), fallback
-        )
+        yield from self.answerer.stream(question, history, name, k, filters, fallback)
 
     def backend_status(self, backend: str | None = None) -> str:
         """A short state of a backend: model loaded, API reachable or not."""
@@ -161,3 +165,21 @@ class Assistant:
         if not any(char.isalnum() for char in text):
             raise QuestionError("the question has no words in it; ask about the papers")
         return text
+
+
+def checked_k(k: object) -> int | None:
+    """`k` passages, None meaning `retrieval.k`; `QuestionError` unless a whole number in range."""
+    if k is None:
+        return None
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= MAX_K:
+        raise QuestionError(f"k must be a whole number from 1 to {MAX_K}; got {reprlib.repr(k)}")
+    return int(k)
+
+
+def checked_filters(venue: object, author: object, area: object) -> Filters:
+    """The filters, each stripped text or None (blank: no filter); `QuestionError` otherwise."""
+    given = {"venue": venue, "author": author, "area": area}
+    for name, value in given.items():
+        if value is not None and not isinstance(value, str):
+            raise QuestionError(f"the {name} filter must be text; got {reprlib.repr(value)}")
+    return Filters(**{name: (value or "").strip() or None for name, value in given.items()})

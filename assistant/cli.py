@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .answer import reference
@@ -46,7 +47,7 @@ def friendly_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except CiteqaError as exc:
-            errors.print(f"[bold red]error:[/] {exc}", highlight=False, markup=True)
+            errors.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True)
             raise typer.Exit(1) from None
         except KeyboardInterrupt:
             errors.print("interrupted")
@@ -378,6 +379,16 @@ def ui(
     from .settings import load_settings
 
     launch(load_settings(), host=host, port=port)
+
+
+@app.command("config")
+@friendly_errors
+def config_command() -> None:
+    """Print the settings in effect (defaults, citeqa.toml, CITEQA_* variables) as JSON;
+    secrets are shown as asterisks."""
+    from .settings import load_settings
+
+    sys.stdout.write(load_settings().model_dump_json(indent=2) + "\n")
 
 
 def main() -> None:

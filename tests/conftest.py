@@ -15,14 +15,15 @@ import httpx
 import pytest
 from fake_openai_server import FakeOpenAIServer
 
-for _name in [name for name in os.environ if name.startswith("CITEQA_")]:
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+EVAL = REPO / "eval"
+
+for _name in [name for name in os.environ if name.upper().startswith("CITEQA_")]:
     del os.environ[_name]
-os.environ["CITEQA_CONFIG"] = "/nonexistent/citeqa-tests.toml"
+os.environ["CITEQA_CONFIG"] = str(TESTS / "citeqa-tests.toml")  # empty: the defaults
 
 from assistant import Assistant, Settings  # noqa: E402
-
-REPO = Path(__file__).resolve().parent.parent
-EVAL = REPO / "eval"
 
 
 def run_citeqa(data_dir: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
@@ -35,6 +36,21 @@ def run_citeqa(data_dir: Path, *args: str, **env: str) -> subprocess.CompletedPr
         timeout=300,
         cwd=str(data_dir),
     )
+
+
+# Filtered questions whose unfiltered answer cites a paper the filter excludes:
+# (question, filter, value); `passes_filter` says whether a paper (JSON) passes it.
+FILTER_CASES = [
+    ("how can LLM training be made memory-efficient?", "venue", "ICML"),
+    ("which papers study neural collapse?", "author", "zhao"),
+    ("which papers study generalization?", "area", "theory"),
+]
+
+
+def passes_filter(paper: dict, option: str, value: str) -> bool:
+    if option == "author":
+        return any(value in name.lower() for name in paper["authors"])
+    return value.lower() in (paper[option] or "").lower()
 
 
 def free_port() -> int:
@@ -75,8 +91,7 @@ def fresh_dir(tmp_path, seeded_dir) -> Path:
 @pytest.fixture(scope="session")
 def chroma_server(tmp_path_factory) -> Iterator[tuple[str, int]]:
     """A real `chroma run` server on 127.0.0.1 and a free port."""
-    chroma = shutil.which("chroma")
-    assert chroma, "the `chroma` command (from the chromadb package) is not on PATH"
+    chroma = chroma_command()
     port = free_port()
     path = tmp_path_factory.mktemp("chroma-server")
     log = open(path / "server.log", "w")  # noqa: SIM115
@@ -93,6 +108,14 @@ def chroma_server(tmp_path_factory) -> Iterator[tuple[str, int]]:
         process.terminate()
         process.wait(timeout=20)
         log.close()
+
+
+def chroma_command() -> str:
+    """The `chroma` command of this interpreter's environment (its venv's bin), else PATH's."""
+    beside = Path(sys.executable).with_name("chroma")
+    chroma = str(beside) if os.access(beside, os.X_OK) else shutil.which("chroma")
+    assert chroma, f"no `chroma` command (from chromadb) beside {sys.executable} or on PATH"
+    return chroma
 
 
 def _wait_for_heartbeat(port: int, process: subprocess.Popen) -> None:

@@ -38,11 +38,29 @@ class Behaviour:
     seconds: float = 0.0
     pieces: int = 0
     graceful: bool = False
+    chunks: tuple[str, ...] = ()
 
     @classmethod
     def answer(cls, text: str | None = None) -> Behaviour:
         """A normal answer: `text`, else `server.answer_text`, else an echo of the question."""
         return cls("answer", text=text)
+
+    @classmethod
+    def streamed(cls, *chunks: str) -> Behaviour:
+        """A normal answer streamed as exactly these chunks (split anywhere, even in a word)."""
+        return cls("answer", text="".join(chunks), chunks=chunks)
+
+    @classmethod
+    def keep_alive(cls, seconds: float) -> Behaviour:
+        """Stream only SSE keep-alive comments (which clients skip) for `seconds`, then the
+        answer (cut short when the server closes)."""
+        return cls("keep_alive", seconds=seconds)
+
+    @classmethod
+    def trickle(cls, seconds: float, text: str | None = None) -> Behaviour:
+        """A streamed answer whose pieces come `seconds` apart (cut short when the server
+        closes)."""
+        return cls("trickle", text=text, seconds=seconds)
 
     @classmethod
     def hallucination(cls, text: str) -> Behaviour:
@@ -258,11 +276,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._chunk(b"data: [DONE]\n\n")
             self._chunk(b"")
             return
-        pieces = _pieces(text)
+        pieces = list(how.chunks) or _pieces(text)
         if how.kind == "cut":
             pieces = pieces[: how.pieces]
+        if how.kind == "keep_alive" and not self._keep_alive(how.seconds):
+            return
         self._event(_chunk(model, {"role": "assistant", "content": ""}))
         for piece in pieces:
+            if how.kind == "trickle" and self.server.fake._stopping.wait(how.seconds):
+                self.close_connection = True
+                return
             self._event(_chunk(model, {"content": piece}))
         if how.kind == "cut" and how.graceful:
             self._chunk(b"")
@@ -273,6 +296,16 @@ class _Handler(BaseHTTPRequestHandler):
         self._event(_chunk(model, {}, finish_reason="stop"))
         self._chunk(b"data: [DONE]\n\n")
         self._chunk(b"")
+
+    def _keep_alive(self, seconds: float) -> bool:
+        """Send a keep-alive comment every 0.1 s for `seconds`; False if the server closed."""
+        until = time.monotonic() + seconds
+        while time.monotonic() < until:
+            if self.server.fake._stopping.wait(0.1):
+                self.close_connection = True
+                return False
+            self._chunk(b": keep-alive\n\n")
+        return True
 
     def _event(self, payload: dict[str, Any]) -> None:
         self._chunk(f"data: {json.dumps(payload)}\n\n".encode())

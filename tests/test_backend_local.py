@@ -8,11 +8,12 @@ import shutil
 import subprocess
 import sys
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from assistant.backends.base import Backend, GenerationRequest
+from assistant.backends.base import Backend, Deadline, GenerationRequest
 from assistant.backends.local import (
     INSTALL_HINT,
     LocalBackend,
@@ -112,6 +113,20 @@ def test_exiting_mid_generation_does_not_abort_the_process() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip()
+
+
+def test_the_deadline_stops_a_long_generation(backend: LocalBackend) -> None:
+    assert "".join(backend.generate(ask("Hi", max_tokens=4)))  # the model is loaded
+    essay = replace(
+        ask("Write a long essay about the sea.", max_tokens=2000), deadline=Deadline(0.5)
+    )
+    with pytest.raises(BackendError) as caught:  # before or after its first piece (load)
+        "".join(backend.generate(essay))
+    found = re.search(
+        r"no complete answer within (\d+\.\d) s \(deadline 0.5 s\)\.$", str(caught.value)
+    )
+    assert found and float(found.group(1)) >= 0.5, caught.value
+    assert "".join(backend.generate(ask("Say hello.", max_tokens=8)))  # and stays usable
 
 
 def test_sampling_with_temperature_still_answers(backend: LocalBackend) -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 
 import pytest
-from conftest import run_citeqa
+from conftest import FILTER_CASES, passes_filter, run_citeqa
 
 
 def citeqa(data_dir, *args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -62,3 +64,55 @@ def test_broken_corpus_file_message(fresh_dir, tmp_path):
 @pytest.mark.parametrize("command", [[], ["ingest"], ["search"], ["papers"]])
 def test_help_on_every_command(seeded_dir, command):
     assert "Usage" in citeqa(seeded_dir, *command, "--help").stdout
+
+
+@pytest.fixture(scope="module")
+def listed_papers(seeded_dir) -> dict[str, dict]:
+    """`citeqa papers --json` of the seeded index, by paper id."""
+    listed = json.loads(citeqa(seeded_dir, "papers", "--json").stdout)
+    return {paper["paper_id"]: paper for paper in listed}
+
+
+@pytest.mark.parametrize(("question", "option", "value"), FILTER_CASES)
+def test_ask_filters_restrict_the_cited_papers(seeded_dir, listed_papers, question, option, value):
+    papers = listed_papers
+
+    def cited(*options: str) -> list[dict]:
+        args = ["ask", question, "--backend", "extractive", "--json", *options]
+        answer = json.loads(citeqa(seeded_dir, *args).stdout)
+        assert not answer["refused"], answer
+        return [papers[citation["paper_id"]] for citation in answer["citations"]]
+
+    assert not all(passes_filter(paper, option, value) for paper in cited())
+    assert all(passes_filter(paper, option, value) for paper in cited(f"--{option}", value))
+
+
+def test_chat_over_stdin_follows_up_clears_and_quits_on_eof(seeded_dir):
+    turns = [
+        "which papers study neural collapse?",
+        "and in language models?",  # a follow-up: read with the first question
+        "/clear",
+        "and in language models?",  # the same words, now without history
+        "what does GaLore do?",
+    ]
+    result = subprocess.run(
+        [sys.executable, "-m", "assistant", "chat", "--backend", "extractive"],
+        input="\n".join(turns) + "\n",  # then EOF
+        capture_output=True,
+        text=True,
+        env={**os.environ, "CITEQA_DATA_DIR": str(seeded_dir)},
+        timeout=300,
+        cwd=str(seeded_dir),
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    _intro, *outputs = result.stdout.split("you> ")
+    assert len(outputs) == len(turns) + 1  # a last prompt, answered by EOF
+    first, follow_up, cleared, alone, galore, after_eof = outputs
+    neural_collapse = "Linguistic Collapse: Neural Collapse in (Large) Language Models"
+    assert "References" in first and neural_collapse in first
+    assert "References" in follow_up and neural_collapse in follow_up
+    assert "Fool Your (Vision and) Language Model" not in follow_up
+    assert cleared == "" and after_eof.strip() == ""
+    assert "Fool Your (Vision and) Language Model" in alone  # the history is gone
+    assert "References" in galore and "[1] GaLore: Memory-Efficient LLM Training" in galore

@@ -4,6 +4,7 @@ cannot pass grounding."""
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 
 import pytest
@@ -73,11 +74,19 @@ def test_cli_huge_question_exits_non_zero_with_the_message_on_stderr(seeded_dir)
         ({"CITEQA_RETRIEVAL__K": "many"}, None, "retrieval.k"),
         ({}, "[retrieval\nk = 3\n", "is not valid TOML"),
         ({}, "[retrieval]\nkay = 3\n", "retrieval.kay"),
+        ({}, "[judge]\nmodle = 'x'\n", "judge.modle"),
+        ({}, b"[llm]\nmodel = '\xe9'\n", "citeqa.toml is not UTF-8 text"),
+        ({"CITEQA_LLM": "garbage{"}, None, "CITEQA_LLM is not a JSON object"),
+        ({"CITEQA_RETRIEVALK": "3"}, None, "CITEQA_RETRIEVALK (did you mean CITEQA_RETRIEVAL__K?)"),
+        ({"CITEQA_CONFIG": "/nonexistent/citeqa.toml"}, None, "which does not exist"),
+        ({"CITEQA_CONFIG": "/tmp"}, None, "/tmp, which is not a file"),
+        ({"CITEQA_DATA_DIR": "/etc/passwd"}, None, "/etc/passwd is not a directory"),
     ],
 )
 def test_bad_settings_name_the_setting(seeded_dir, tmp_path, env, toml, needle):
     if toml is not None:
-        (tmp_path / "citeqa.toml").write_text(toml)
+        path = tmp_path / "citeqa.toml"
+        path.write_bytes(toml) if isinstance(toml, bytes) else path.write_text(toml)
         env = {**env, "CITEQA_CONFIG": str(tmp_path / "citeqa.toml")}
     result = run_citeqa(seeded_dir, "search", "neural collapse", **env)
     assert_one_clear_error(result, needle)
@@ -162,6 +171,23 @@ def test_api_key_is_never_printed_logged_or_reported(seeded_dir, fake_openai, ca
     answer = assistant.ask("What does GaLore do?", backend="openai")
     assert SECRET not in answer.model_dump_json() and SECRET not in (answer.note or "")
     assert SECRET not in assistant.backend_status("openai")
+    assert SECRET not in caplog.text
+
+
+def test_a_key_echoed_in_split_chunks_is_masked_in_stream_and_raw_answer(
+    seeded_dir, fake_openai, caplog
+):
+    caplog.set_level(logging.DEBUG)
+    settings = Settings(
+        data_dir=seeded_dir, llm=LLMSettings(base_url=fake_openai.base_url, api_key=SECRET)
+    )
+    fake_openai.script(
+        [Behaviour.streamed("Echo ", SECRET[:4], SECRET[4:12], SECRET[12:], " [1].")]
+    )
+    *pieces, answer = Assistant(settings).stream("What does GaLore do?", backend="openai")
+    assert len(pieces) > 1 and "".join(pieces) == "Echo *** [1]."
+    assert answer.raw_answer == "Echo *** [1]."
+    assert SECRET not in answer.model_dump_json()
     assert SECRET not in caplog.text
 
 

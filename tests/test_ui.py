@@ -5,7 +5,9 @@ leaving 127.0.0.1)."""
 from __future__ import annotations
 
 import json
+import logging
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,14 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
+import httpx
 import pytest
-from conftest import REPO, free_port
+from conftest import FILTER_CASES, REPO, free_port, passes_filter
+from fake_openai_server import Behaviour
 from gradio_client import Client
-from gradio_client.exceptions import AppError
+from gradio_client.exceptions import AppError, AuthenticationError
 
 from assistant import Assistant, Settings, SettingsError
 from assistant.settings import LLMSettings, UISettings
-from ui.app import login, start
+from ui.app import Handlers, login, start
 
 # Gradio's queue calls pandas APIs that pandas 3 deprecates; nothing citeqa can change.
 pytestmark = pytest.mark.filterwarnings("ignore::Warning:gradio.queueing")
@@ -134,6 +138,114 @@ def test_ask_endpoint_returns_a_cited_answer(app_url):
 def test_ask_endpoint_reports_errors_as_one_sentence(app_url):
     with pytest.raises(AppError, match="question is empty"):
         Client(app_url, verbose=False).predict("   ", api_name="/ask")
+
+
+QUESTION = ANSWERED[0]
+BAD_CALLS = [
+    (
+        (QUESTION, "extractive", -1, None, None, None),
+        "k must be a whole number from 1 to 50; got -1",
+    ),
+    ((QUESTION, "extractive", 10**9, None, None, None), "from 1 to 50; got 1000000000"),
+    ((QUESTION, "extractive", "abc", None, None, None), "from 1 to 50; got 'abc'"),
+    ((QUESTION, "extractive", 2.5, None, None, None), "from 1 to 50; got 2.5"),
+    ((QUESTION, 5, 5, None, None, None), "the backend must be one of auto, local, openai"),
+    ((QUESTION, "gpt9", 5, None, None, None), "unknown backend 'gpt9'"),
+    ((QUESTION, "extractive", 5, 123, None, None), "the venue filter must be text; got 123"),
+    ((QUESTION, "extractive", 5, None, ["x"], None), "the author filter must be text"),
+    ((QUESTION, "extractive", 5, None, None, {"a": 1}), "the area filter must be text"),
+    ((["a question"], "extractive", 5, None, None, None), "the question must be text"),
+    ((QUESTION, "extractive", 5, None, None, None, "extra"), "/ask takes 6 arguments"),
+]
+
+
+@pytest.mark.parametrize(("arguments", "message"), BAD_CALLS)
+def test_ask_endpoint_checks_its_arguments(app_url, caplog, capfd, arguments, message):
+    caplog.set_level(logging.WARNING, logger="ui.app")
+    with pytest.raises(AppError, match=re.escape(message)):
+        Client(app_url, verbose=False).predict(*arguments, api_name="/ask")
+    (logged,) = [record for record in caplog.records if record.name == "ui.app"]
+    assert message in logged.getMessage() and logged.exc_info is None
+    assert "Traceback" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("data", [[], [QUESTION], [QUESTION, "extractive", 5, None, None]])
+def test_ask_endpoint_refuses_too_few_arguments_over_http(app_url, capfd, data):
+    call = f"{app_url}gradio_api/call/ask"
+    event = httpx.post(call, json={"data": data}).json()["event_id"]
+    reply = httpx.get(f"{call}/{event}").text
+    assert reply.startswith("event: error")
+    error = json.loads(reply.split("data:", 1)[1])["error"]
+    arguments = "question, backend, k, venue, author, area"
+    assert error == f"/ask takes 6 arguments ({arguments}); got {len(data)}"
+    assert "Traceback" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize(("question", "option", "value"), FILTER_CASES)
+def test_ask_endpoint_filters_restrict_the_cited_papers(
+    app_url, assistant, question, option, value
+):
+    papers = {paper.paper_id: paper.model_dump() for paper in assistant.papers()}
+    client = Client(app_url, verbose=False)
+
+    def cited(venue=None, author=None, area=None) -> list[dict]:
+        answer = client.predict(question, "extractive", 5, venue, author, area, api_name="/ask")
+        _check_answer_json(answer)
+        return [papers[citation["paper_id"]] for citation in answer["citations"]]
+
+    assert not all(passes_filter(paper, option, value) for paper in cited())
+    filtered = cited(**{option: value})
+    assert all(passes_filter(paper, option, value) for paper in filtered)
+
+
+@pytest.fixture(scope="module")
+def login_url(seeded_dir) -> Iterator[str]:
+    """The app on 127.0.0.1 with a login configured."""
+    settings = _settings(seeded_dir)
+    settings.ui = UISettings(username="ada", password="s3cret")
+    demo, url = start(settings, port=free_port())
+    yield url
+    demo.close()
+
+
+def test_a_login_turns_away_requests_without_credentials_over_http(login_url):
+    assert httpx.get(f"{login_url}config").status_code == 401
+    ask = {"data": [QUESTION, "extractive", 5, None, None, None]}
+    assert httpx.post(f"{login_url}gradio_api/call/ask", json=ask).status_code == 401
+    with httpx.Client() as browser:
+        refused = browser.post(f"{login_url}login", data={"username": "ada", "password": "no"})
+        assert refused.status_code == 400
+        assert browser.get(f"{login_url}config").status_code == 401
+        accepted = browser.post(f"{login_url}login", data={"username": "ada", "password": "s3cret"})
+        assert accepted.status_code == 200
+        assert browser.get(f"{login_url}config").status_code == 200
+        event = browser.post(f"{login_url}gradio_api/call/ask", json=ask).json()["event_id"]
+        reply = browser.get(f"{login_url}gradio_api/call/ask/{event}").text
+    assert reply.startswith("event: complete")
+    _check_answer_json(json.loads(reply.split("data:", 1)[1])[0])
+
+
+def test_a_login_turns_away_gradio_clients_without_credentials(login_url):
+    with pytest.raises(AuthenticationError):
+        Client(login_url, verbose=False)
+    with pytest.raises(ValueError, match="Could not login"):
+        Client(login_url, auth=("ada", "wrong"), verbose=False)
+    client = Client(login_url, auth=("ada", "s3cret"), verbose=False)
+    _check_answer_json(client.predict(QUESTION, "extractive", 5, None, None, None, api_name="/ask"))
+
+
+def test_a_key_echoed_while_streaming_never_reaches_the_chat(seeded_dir, fake_openai):
+    key = "sk-ui-SECRET-0123456789"
+    settings = Settings(
+        data_dir=seeded_dir, llm=LLMSettings(base_url=fake_openai.base_url, api_key=key)
+    )
+    fake_openai.script([Behaviour.streamed("Your key: ", key[:7], key[7:15], key[15:], " [1].")])
+    handlers = Handlers(Assistant(settings))
+    shown = []  # each update's chat, as it was sent (the handler reuses its list)
+    for update in handlers.respond(QUESTION, [], [], "openai", 5, "", "", "", False):
+        shown.append(repr(update))
+    assert any("Your key: ***" in update for update in shown)  # it streamed, masked
+    assert not any(key[:7] in update and key[15:] in update for update in shown)
 
 
 def test_four_simultaneous_chats_all_succeed(app_url):

