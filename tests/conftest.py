@@ -23,6 +23,7 @@ from assistant import Assistant, Settings  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 EVAL = REPO / "eval"
+ABSTRACTS_2024 = REPO / "bench" / "data" / "abstracts_2024.jsonl"
 
 
 def run_citeqa(data_dir: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
@@ -35,6 +36,14 @@ def run_citeqa(data_dir: Path, *args: str, **env: str) -> subprocess.CompletedPr
         timeout=300,
         cwd=str(data_dir),
     )
+
+
+def write_abstracts(path: Path, count: int, start: int = 0) -> Path:
+    """A JSONL corpus of `count` real abstracts (from line `start` of the 5,564) at `path`."""
+    with ABSTRACTS_2024.open(encoding="utf-8") as source:
+        lines = [line for number, line in enumerate(source) if start <= number < start + count]
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
 
 
 def free_port() -> int:
