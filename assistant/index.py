@@ -35,7 +35,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property, wraps
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import httpx
 import numpy as np
@@ -47,6 +47,9 @@ from .embeddings import Embedder, make_embedder
 from .errors import CiteqaError, IndexMismatchError, IndexUnavailableError
 from .keyword import KeywordSnapshot
 from .settings import Settings
+
+if TYPE_CHECKING:
+    from chromadb.api.models.Collection import Collection
 
 logger = logging.getLogger(__name__)
 
@@ -99,8 +102,8 @@ class _Build:
     """The two collections of one build."""
 
     name: str
-    chunks: Any
-    papers: Any
+    chunks: Collection
+    papers: Collection
 
 
 def _new_build_name() -> str:
@@ -130,7 +133,8 @@ def _plain_errors(method: Callable[..., T]) -> Callable[..., T]:
         except CiteqaError:
             raise
         except OSError as exc:
-            where = f"{exc.strerror}: {exc.filename}" if exc.filename else _first_line(exc)
+            reason = exc.strerror or _first_line(exc)
+            where = f"{reason}: {exc.filename}" if exc.filename else reason
             raise IndexUnavailableError(
                 f"cannot use the data directory {self.settings.data_dir} ({where}); "
                 "set CITEQA_DATA_DIR to a writable folder"
@@ -256,16 +260,17 @@ class PaperIndex:
     def _live(self) -> _Live | None:
         """The live build, read afresh: another process may have switched it."""
         try:
-            metadata = self.client.get_collection(self._pointer_name()).metadata
+            pointer = self.client.get_collection(self._pointer_name(), embedding_function=None)
         except NotFoundError:
             return self._legacy()
-        manifest = _unprefixed(metadata)
+        manifest = _unprefixed(pointer.metadata)
         return _Live(manifest.pop(_BUILD_KEY, _LEGACY_BUILD), manifest)
 
     def _legacy(self) -> _Live | None:
         """An index from before builds, or None when there is no index at all."""
         try:
-            chunks = self.client.get_collection(self._collection_names(_LEGACY_BUILD)[0])
+            name = self._collection_names(_LEGACY_BUILD)[0]
+            chunks = self.client.get_collection(name, embedding_function=None)
         except NotFoundError:
             return None
         return _Live(_LEGACY_BUILD, _unprefixed(chunks.metadata))
@@ -313,7 +318,8 @@ class PaperIndex:
             entries["generation"] = generation
         metadata = {f"{_META_PREFIX}{key}": value for key, value in entries.items()}
         try:
-            self.client.get_collection(self._pointer_name()).modify(metadata=metadata)
+            pointer = self.client.get_collection(self._pointer_name(), embedding_function=None)
+            pointer.modify(metadata=metadata)
         except NotFoundError:
             self.client.create_collection(
                 self._pointer_name(), metadata=metadata, embedding_function=None
