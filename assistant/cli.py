@@ -25,7 +25,7 @@ console = Console(soft_wrap=True)
 errors = Console(stderr=True, soft_wrap=True)
 
 
-def print_error(message: object) -> None:
+def _print_error(message: object) -> None:
     """`error: <message>` on stderr, as one line whatever the message holds."""
     line = " ".join(str(message).split())
     errors.print(f"[bold red]error:[/] {escape(line)}", highlight=False)
@@ -42,7 +42,7 @@ class _Commands(TyperGroup):
         try:
             code = super().main(args, *rest, standalone_mode=False, **kwargs)
         except typer.TyperException as exc:
-            print_error(exc.format_message())
+            _print_error(exc.format_message())
             sys.exit(1)
         except typer.Abort:
             errors.print("interrupted")
@@ -75,7 +75,7 @@ def friendly_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except CiteqaError as exc:
-            print_error(exc)
+            _print_error(exc)
             raise typer.Exit(1) from None
         except KeyboardInterrupt:
             errors.print("interrupted")

@@ -617,7 +617,7 @@ class PaperIndex:
         self._check(live.manifest)
         root = self._snapshot_root()
         snapshot = KeywordSnapshot.load(root, generation) if live.generation else None
-        if snapshot is None or snapshot.build != live.build:
+        if snapshot is None:
             snapshot = self._build_snapshot(self._open(live.build), generation)
             if live.generation:
                 self._save_quietly(snapshot, root)
