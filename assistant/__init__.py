@@ -11,6 +11,7 @@ from .errors import (  # noqa: E402
     CiteqaError,
     CorpusError,
     IndexMismatchError,
+    IndexUnavailableError,
     QuestionError,
     SettingsError,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "Filters",
     "Hit",
     "IndexMismatchError",
+    "IndexUnavailableError",
     "IngestReport",
     "Paper",
     "QuestionError",

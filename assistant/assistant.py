@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from .answer import Answer
 from .backends import EXTRACTIVE, resolve_name
 from .corpus import Paper, load_corpus, shipped_seeds_dir
-from .errors import QuestionError
+from .errors import CorpusError, QuestionError
 from .index import IngestReport, PaperIndex, ProgressCallback
 from .retrieval import Filters, Hit, HybridRetriever, Mode
 from .settings import MAX_K, Settings, load_settings
@@ -57,7 +57,13 @@ class Assistant:
 
         Everything is parsed before the index is touched: a broken file raises
         `CorpusError` and leaves the index as it was."""
-        papers = load_corpus([Path(p) for p in paths] if paths else [shipped_seeds_dir()])
+        files = [Path(p) for p in paths] if paths else [shipped_seeds_dir()]
+        try:
+            papers = load_corpus(files)
+        except OSError as exc:  # e.g. a path too long to look up, an unreadable folder
+            raise CorpusError(
+                exc.filename or files[0], f"cannot be read ({exc.strerror})"
+            ) from None
         return self.index.ingest(papers, sync=sync, rebuild=rebuild, on_progress=on_progress)
 
     def ensure_index(self) -> None:

@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from typer.core import TyperGroup
 
 from .answer import reference
 from .corpus import short_authors
@@ -21,14 +22,42 @@ from .errors import CiteqaError
 if TYPE_CHECKING:
     from .evaluation import EvalReport, Thresholds
 
+console = Console(soft_wrap=True)
+errors = Console(stderr=True, soft_wrap=True)
+
+
+def _print_error(message: object) -> None:
+    """`error: <message>` on stderr, as one line whatever the message holds."""
+    line = " ".join(str(message).split())
+    errors.print(f"[bold red]error:[/] {escape(line)}", highlight=False)
+
+
+class _Commands(TyperGroup):
+    """A wrong command line (an unknown option, a value out of range) also ends in one
+    sentence on stderr and exit 1, like every other error."""
+
+    def main(self, args=None, *rest, standalone_mode: bool = True, **kwargs):
+        args = sys.argv[1:] if args is None else list(args)
+        if not standalone_mode or not args:  # no arguments at all: typer shows the help
+            return super().main(args, *rest, standalone_mode=standalone_mode, **kwargs)
+        try:
+            code = super().main(args, *rest, standalone_mode=False, **kwargs)
+        except typer.TyperException as exc:
+            _print_error(exc.format_message())
+            sys.exit(1)
+        except typer.Abort:
+            errors.print("interrupted")
+            sys.exit(130)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
 app = typer.Typer(
+    cls=_Commands,
     help="Ask questions about research-paper abstracts; every sentence cited and verified.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console(soft_wrap=True)
-errors = Console(stderr=True, soft_wrap=True)
 
 F = TypeVar("F", bound=Callable)
 
@@ -47,7 +76,7 @@ def friendly_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except CiteqaError as exc:
-            errors.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, markup=True)
+            _print_error(exc)
             raise typer.Exit(1) from None
         except KeyboardInterrupt:
             errors.print("interrupted")
@@ -67,7 +96,7 @@ def _print_json(data: object) -> None:
 
 
 def _progress():
-    """A transient progress bar on stderr."""
+    """A transient progress bar on stderr, when stderr is a terminal."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
     return Progress(
@@ -77,6 +106,7 @@ def _progress():
         TimeRemainingColumn(),
         console=errors,
         transient=True,
+        disable=not errors.is_terminal,
     )
 
 

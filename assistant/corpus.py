@@ -188,6 +188,8 @@ def _json_lines(path: Path) -> Iterator[tuple[int, dict]]:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise CorpusError(path, f"is not valid JSON ({exc.msg})", line=number) from None
+        except (RecursionError, ValueError):  # nested too deeply; a number too long
+            raise CorpusError(path, "is JSON too deeply nested or too large", line=number) from None
         if not isinstance(row, dict):
             raise CorpusError(path, "must be a JSON object", line=number)
         yield number, row

@@ -25,6 +25,11 @@ class IndexMismatchError(CiteqaError):
     """The index was built with other embedding or chunk settings than the current ones."""
 
 
+class IndexUnavailableError(CiteqaError):
+    """The index or its data directory cannot be used (not a folder, read-only, damaged, or
+    its Chroma server unreachable)."""
+
+
 class QuestionError(CiteqaError):
     """The question cannot be answered as asked (empty, too long, no text)."""
 

@@ -99,6 +99,7 @@ class HybridRetriever:
         filters: Filters | None = None,
         mode: Mode = "hybrid",
     ) -> list[Hit]:
+        """The best chunks of one snapshot of the index: every hit's paper is in its table."""
         k = k or self.settings.k
         filters = filters or Filters()
         snapshot = self.index.snapshot()
@@ -108,7 +109,9 @@ class HybridRetriever:
         candidates: dict[str, _Candidate] = {}
         n = max(self.settings.candidates, k * 4)
         if mode in ("hybrid", "dense") and snapshot.chunk_ids:
-            self._add_dense(candidates, question, min(n, len(snapshot.chunk_ids)), allowed)
+            self._add_dense(
+                candidates, snapshot, question, min(n, len(snapshot.chunk_ids)), allowed
+            )
         if mode in ("hybrid", "keyword"):
             self._add_keyword(candidates, snapshot, question, n, allowed)
         return self._fuse(candidates, k)
@@ -119,18 +122,15 @@ class HybridRetriever:
             return None
         return [pid for pid, paper in snapshot.papers.items() if filters.matches(paper)]
 
-    def _add_dense(self, candidates, question: str, n: int, allowed: list[str] | None) -> None:
+    def _add_dense(
+        self, candidates, snapshot: KeywordSnapshot, question: str, n: int, allowed
+    ) -> None:
         vector = self.index.embedder.embed([question])[0]
-        result = self.index.dense_query(vector, n, allowed)
-        rows = zip(
-            result["ids"][0],
-            result["documents"][0],
-            result["metadatas"][0],
-            result["distances"][0],
-            strict=True,
-        )
-        for rank, (chunk_id, text, metadata, distance) in enumerate(rows):
-            candidate = candidates.setdefault(chunk_id, _Candidate(chunk_id, text, metadata))
+        nearest = self.index.dense_query(snapshot, vector, n, allowed)
+        # a chunk the snapshot lacks is not visible yet (its paper is not ready)
+        rows = [(snapshot.row_of[i], d) for i, d in nearest if i in snapshot.row_of]
+        for rank, (row, distance) in enumerate(rows):
+            candidate = _candidate(candidates, snapshot, row)
             candidate.dense_rank, candidate.dense_score = rank, 1.0 - float(distance)
 
     @staticmethod
@@ -142,11 +142,7 @@ class HybridRetriever:
                 [m["paper_id"] in wanted for m in snapshot.chunk_metadata], dtype=np.float32
             )
         for rank, (row, score) in enumerate(snapshot.search(question, n, mask)):
-            chunk_id = snapshot.chunk_ids[row]
-            candidate = candidates.setdefault(
-                chunk_id,
-                _Candidate(chunk_id, snapshot.chunk_texts[row], snapshot.chunk_metadata[row]),
-            )
+            candidate = _candidate(candidates, snapshot, row)
             candidate.keyword_rank, candidate.keyword_score = rank, score
 
     def _fused_score(self, candidate: _Candidate) -> float:
@@ -172,6 +168,15 @@ class HybridRetriever:
             if len(hits) == k:
                 break
         return hits
+
+
+def _candidate(candidates: dict[str, _Candidate], snapshot: KeywordSnapshot, row: int):
+    chunk_id = snapshot.chunk_ids[row]
+    if chunk_id not in candidates:
+        candidates[chunk_id] = _Candidate(
+            chunk_id, snapshot.chunk_texts[row], snapshot.chunk_metadata[row]
+        )
+    return candidates[chunk_id]
 
 
 def _to_hit(candidate: _Candidate, score: float) -> Hit:

@@ -25,6 +25,8 @@ os.environ["CITEQA_CONFIG"] = str(TESTS / "citeqa-tests.toml")  # empty: the def
 
 from assistant import Assistant, Settings  # noqa: E402
 
+ABSTRACTS_2024 = REPO / "bench" / "data" / "abstracts_2024.jsonl"
+
 
 def run_citeqa(data_dir: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
     """Run the `citeqa` command line in a subprocess on `data_dir`, as a user would."""
@@ -51,6 +53,14 @@ def passes_filter(paper: dict, option: str, value: str) -> bool:
     if option == "author":
         return any(value in name.lower() for name in paper["authors"])
     return value.lower() in (paper[option] or "").lower()
+
+
+def write_abstracts(path: Path, count: int, start: int = 0) -> Path:
+    """A JSONL corpus of `count` real abstracts (from line `start` of the 5,564) at `path`."""
+    with ABSTRACTS_2024.open(encoding="utf-8") as source:
+        lines = [line for number, line in enumerate(source) if start <= number < start + count]
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
 
 
 def free_port() -> int:

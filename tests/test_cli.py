@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import FILTER_CASES, passes_filter, run_citeqa
+from conftest import FILTER_CASES, passes_filter, run_citeqa, write_abstracts
 
 
 def citeqa(data_dir, *args: str, check: bool = True) -> subprocess.CompletedProcess:
@@ -116,3 +116,48 @@ def test_chat_over_stdin_follows_up_clears_and_quits_on_eof(seeded_dir):
     assert cleared == "" and after_eof.strip() == ""
     assert "Fool Your (Vision and) Language Model" in alone  # the history is gone
     assert "References" in galore and "[1] GaLore: Memory-Efficient LLM Training" in galore
+
+
+def _titles(data_dir) -> set[str]:
+    return {paper["title"] for paper in json.loads(citeqa(data_dir, "papers", "--json").stdout)}
+
+
+def test_ingest_sync_keeps_only_the_papers_given(fresh_dir, tmp_path):
+    corpus = write_abstracts(tmp_path / "three.jsonl", 3)
+    titles = {json.loads(line)["title"] for line in corpus.read_text().splitlines()}
+    out = citeqa(fresh_dir, "ingest", "--sync", str(corpus)).stdout
+    assert "3 added, 0 updated, 76 removed, 0 unchanged papers" in out
+    assert _titles(fresh_dir) == titles
+    hits = json.loads(citeqa(fresh_dir, "search", "neural collapse", "--json").stdout)
+    assert hits and {hit["title"] for hit in hits} <= titles
+
+
+def test_ingest_rebuild_applies_new_chunk_settings(fresh_dir, tmp_path):
+    corpus = write_abstracts(tmp_path / "three.jsonl", 3)
+    titles = {json.loads(line)["title"] for line in corpus.read_text().splitlines()}
+    wider = {"CITEQA_CHUNKING__CHUNK_TOKENS": "300"}
+    refused = run_citeqa(fresh_dir, "search", "model merging", **wider)
+    assert refused.returncode == 1 and "citeqa ingest --rebuild" in refused.stderr
+    out = run_citeqa(fresh_dir, "ingest", "--rebuild", str(corpus), **wider)
+    assert out.returncode == 0, out.stderr
+    assert "3 added, 0 updated, 0 removed, 0 unchanged papers" in out.stdout
+    hits = json.loads(run_citeqa(fresh_dir, "search", "model merging", "--json", **wider).stdout)
+    assert hits and {hit["title"] for hit in hits} <= titles
+    assert run_citeqa(fresh_dir, "papers", **wider).stdout.strip().endswith("3 papers")
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["search", "x", "--k", "0"], "--k"),
+        (["search", "x", "--k", "many"], "--k"),
+        (["search"], "Missing argument"),
+        (["papers", "--colour"], "No such option: --colour"),
+        (["index"], "No such command 'index'"),
+    ],
+)
+def test_a_wrong_command_line_is_one_sentence_and_exit_1(seeded_dir, args, needle):
+    result = citeqa(seeded_dir, *args, check=False)
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: ")
+    assert needle in result.stderr

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import uuid
 
 import pytest
+from conftest import write_abstracts
 
 from assistant import Assistant, CorpusError, IndexMismatchError, Settings, load_corpus
 from assistant.chunking import Chunker
 from assistant.corpus import shipped_seeds_dir
 from assistant.embeddings import OnnxMiniLMEmbedder
 from assistant.index import PaperIndex
-from assistant.settings import ChunkSettings
+from assistant.settings import ChromaSettings, ChunkSettings
 
 
 class CountingEmbedder(OnnxMiniLMEmbedder):
@@ -145,3 +150,100 @@ def test_a_running_process_sees_papers_another_process_ingested(fresh_dir, tmp_p
     Assistant(Settings(data_dir=fresh_dir)).ingest([extra])  # a second process, e.g. the CLI
     assert len(reader.papers()) == 77
     assert reader.search("quokka attention marsupial")[0].title == record["title"]
+
+
+# ---- rebuilds: built beside the live index, switched in one write ---------------------
+
+
+def _collection_names(index: PaperIndex) -> set[str]:
+    prefix = index.settings.chroma.collection + "_"
+    return {c.name for c in index.client.list_collections() if c.name.startswith(prefix)}
+
+
+@pytest.mark.parametrize("server", [False, True], ids=["embedded", "chroma-server"])
+def test_a_running_assistant_follows_a_rebuild_by_another_process(request, tmp_path, server):
+    chroma, env = ChromaSettings(), {}
+    if server:
+        host, port = request.getfixturevalue("chroma_server")
+        chroma = ChromaSettings(host=host, port=port, collection=f"t{uuid.uuid4().hex[:8]}")
+        env = {
+            "CITEQA_CHROMA__HOST": host,
+            "CITEQA_CHROMA__PORT": str(port),
+            "CITEQA_CHROMA__COLLECTION": chroma.collection,
+        }
+    data_dir = tmp_path / "data"
+    old_corpus = write_abstracts(tmp_path / "old.jsonl", 12)
+    new_corpus = write_abstracts(tmp_path / "new.jsonl", 40, start=100)
+    old_ids = {paper.paper_id for paper in load_corpus([old_corpus])}
+    new = load_corpus([new_corpus])
+    reader = Assistant(Settings(data_dir=data_dir, chroma=chroma))  # e.g. a running `citeqa ui`
+    reader.ingest([old_corpus])
+    collections_before = _collection_names(reader.index)
+
+    rebuild = subprocess.Popen(
+        [sys.executable, "-m", "assistant", "ingest", "--rebuild", str(new_corpus)],
+        env={**os.environ, "CITEQA_DATA_DIR": str(data_dir), **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    seen = []
+    while rebuild.poll() is None:
+        seen.append({paper.paper_id for paper in reader.papers()})
+        for hit in reader.search(new[len(seen) % len(new)].title, k=5):
+            assert hit.paper_id in old_ids | {paper.paper_id for paper in new}
+    assert rebuild.wait() == 0, rebuild.stderr.read()
+
+    new_ids = {paper.paper_id for paper in new}
+    assert all(ids in (old_ids, new_ids) for ids in seen), "a reader saw a half-built index"
+    assert {paper.paper_id for paper in reader.papers()} == new_ids
+    for paper in new[:5]:
+        assert reader.search(paper.title, k=1)[0].paper_id == paper.paper_id
+    assert reader.ask(new[0].title, backend="extractive").sources
+    after = _collection_names(reader.index)
+    assert len(after) == 3 and not after & (collections_before - {f"{chroma.collection}_live"})
+
+
+def _make_legacy(data_dir) -> None:
+    """Turn an index into what citeqa wrote before builds: `citeqa_chunks` and
+    `citeqa_papers` without a suffix, the manifest on the chunks collection, no pointer."""
+    index = PaperIndex(Settings(data_dir=data_dir))
+    manifest = index.manifest()
+    chunks, papers, client = index.chunks, index.paper_records, index.client
+    chunks.modify(name="citeqa_chunks", metadata={f"citeqa:{k}": v for k, v in manifest.items()})
+    papers.modify(name="citeqa_papers")
+    client.delete_collection("citeqa_live")
+
+
+def test_an_index_from_before_builds_is_read_and_adopted(fresh_dir):
+    _make_legacy(fresh_dir)
+    assistant = Assistant(Settings(data_dir=fresh_dir))
+    assert _collection_names(assistant.index) == {"citeqa_chunks", "citeqa_papers"}
+    assert len(assistant.papers()) == 76
+    assert "Neural Collapse" in assistant.search("neural collapse in language models")[0].title
+    assert assistant.ingest().unchanged == 76
+    report = assistant.ingest(rebuild=True)
+    assert report.added == 76
+    names = _collection_names(assistant.index)
+    assert "citeqa_chunks" not in names and len(names) == 3
+    assert len(Assistant(Settings(data_dir=fresh_dir)).papers()) == 76
+
+
+def test_leftovers_of_a_killed_rebuild_are_dropped_by_the_next_ingest(fresh_dir):
+    index = _index(fresh_dir)
+    live = _collection_names(index)
+    # what a rebuild killed before its switch leaves: a complete-looking, unnamed build
+    for kind in ("chunks", "papers"):
+        index.client.create_collection(f"citeqa_{kind}_g0123456789ab", embedding_function=None)
+    assert len(index.snapshot().papers) == 76
+    assert index.ingest(load_corpus([shipped_seeds_dir()])).unchanged == 76
+    assert _collection_names(index) == live
+
+
+def test_a_damaged_keyword_snapshot_is_rebuilt(fresh_dir):
+    root = fresh_dir / "keyword" / "local_citeqa"
+    (saved,) = root.iterdir()
+    (saved / "snapshot.json").write_text('{"generation": ')
+    assistant = Assistant(Settings(data_dir=fresh_dir))
+    assert len(assistant.papers()) == 76
+    assert json.loads((saved / "snapshot.json").read_text())["generation"] == saved.name

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import shutil
 import subprocess
+import sys
 
 import pytest
-from conftest import run_citeqa
+from conftest import free_port, run_citeqa
 from fake_openai_server import Behaviour
 
 from assistant import Assistant, CorpusError, QuestionError, Settings
@@ -130,6 +133,80 @@ def test_broken_corpus_files_leave_the_index_unchanged(fresh_dir, tmp_path, name
     assert name in str(caught.value)
     after = (assistant.index.count_chunks(), assistant.index.generation(), len(assistant.papers()))
     assert after == before
+
+
+def test_deeply_nested_json_is_one_sentence(fresh_dir, tmp_path):
+    nested = tmp_path / "nested.jsonl"
+    nested.write_text('{"title": "A", "abstract": "fine"}\n' + "[" * 100_000 + "\n")
+    assert_one_clear_error(run_citeqa(fresh_dir, "ingest", str(nested)), "nested.jsonl, line 2")
+
+
+# ---- the environment: a data directory or index that cannot be used --------------------
+
+
+@pytest.mark.parametrize("command", [["papers"], ["search", "neural collapse"], ["ingest"]])
+def test_a_data_directory_that_is_a_file_is_one_sentence(tmp_path, command):
+    not_a_folder = tmp_path / "passwd"
+    not_a_folder.write_text("root:x:0:0\n")
+    result = run_citeqa(tmp_path, *command, CITEQA_DATA_DIR=str(not_a_folder))
+    assert_one_clear_error(result, f"cannot use the data directory {not_a_folder}")
+    assert not_a_folder.read_text() == "root:x:0:0\n"
+
+
+def test_a_damaged_chroma_database_is_one_sentence(fresh_dir):
+    (fresh_dir / "chroma" / "chroma.sqlite3").write_bytes(b"not a database" * 500)
+    result = run_citeqa(fresh_dir, "search", "neural collapse")
+    assert_one_clear_error(result, "cannot be used", "move it aside")
+
+
+def test_an_unreachable_chroma_server_is_one_sentence(tmp_path):
+    port = str(free_port())
+    env = {"CITEQA_CHROMA__HOST": "127.0.0.1", "CITEQA_CHROMA__PORT": port}
+    for command in (["papers"], ["ingest"]):
+        result = run_citeqa(tmp_path, *command, **env)
+        assert_one_clear_error(result, f"cannot reach the Chroma server at http://127.0.0.1:{port}")
+
+
+def _in_a_read_only_view(folder, *command: str) -> list[str]:
+    """`command` in a mount namespace where `folder` is read-only (as root: unshare -m)."""
+    script = 'mount --bind -o ro "$0" "$0" && exec "$@"'
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", script, str(folder), "true"])
+    if probe.returncode != 0:
+        pytest.skip("needs `unshare -m` and `mount` (root) to make a read-only folder")
+    return ["unshare", "-m", "sh", "-c", script, str(folder), *command]
+
+
+@pytest.mark.parametrize(
+    ("command", "needle"),
+    [(["search", "neural collapse"], "readonly database"), (["ingest"], "Read-only file system")],
+)
+def test_an_index_on_a_read_only_path_is_one_sentence(fresh_dir, command, needle):
+    argv = _in_a_read_only_view(fresh_dir, sys.executable, "-m", "assistant", *command)
+    env = {**os.environ, "CITEQA_DATA_DIR": str(fresh_dir)}
+    result = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+    assert_one_clear_error(result, needle)
+
+
+def test_an_unreadable_data_directory_is_one_sentence(fresh_dir, tmp_path):
+    as_nobody = []
+    if os.geteuid() == 0:  # root reads everything: run as nobody instead
+        as_nobody = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+        probe = [*as_nobody, sys.executable, "-c", "import assistant"]
+        if not shutil.which("setpriv") or subprocess.run(probe, cwd="/").returncode != 0:
+            pytest.skip("needs setpriv, and citeqa installed where the user nobody can read it")
+    fresh_dir.chmod(0)
+    try:
+        result = subprocess.run(
+            [*as_nobody, sys.executable, "-m", "assistant", "papers"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "CITEQA_DATA_DIR": str(fresh_dir)},
+            cwd="/",
+            timeout=300,
+        )
+    finally:
+        fresh_dir.chmod(0o755)
+    assert_one_clear_error(result, "Permission denied")
 
 
 # ---- failing API: the CLI offers the extractive answer, labelled; keys never leak -------
