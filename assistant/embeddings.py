@@ -64,13 +64,16 @@ class OnnxMiniLMEmbedder:
         tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         return tokenizer
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    def embed(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
+        """Vectors of `texts`, in batches of `batch_size` (default: the configured one)
+        texts of similar length."""
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
+        size = batch_size or self.batch_size
         order = np.argsort([len(text) for text in texts])
         out = np.empty((len(texts), 384), dtype=np.float32)
-        for begin in range(0, len(texts), self.batch_size):
-            batch = order[begin : begin + self.batch_size]
+        for begin in range(0, len(texts), size):
+            batch = order[begin : begin + size]
             out[batch] = self._embed_batch([texts[i] for i in batch])
         return out
 
@@ -87,7 +90,12 @@ class OnnxMiniLMEmbedder:
 
 class CachedEmbedder:
     """Remembers the vectors of the most recent texts: answering scores the same abstract
-    sentences for every question about a paper, and relevance and support checks share them."""
+    sentences for every question about a paper, and relevance and support checks share them.
+
+    Answering embeds short texts (sentences, clauses, single words), so the MiniLM runs on
+    batches of `SCORING_BATCH` of them (the index embeds 192-token chunks in small batches)."""
+
+    SCORING_BATCH = 32
 
     def __init__(self, embedder: Embedder, capacity: int = 50_000) -> None:
         self.embedder = embedder
@@ -103,7 +111,7 @@ class CachedEmbedder:
             known = {text: self._vectors.get(text) for text in texts}
         missing = [text for text in dict.fromkeys(texts) if known[text] is None]
         if missing:
-            known.update(zip(missing, self.embedder.embed(missing), strict=True))
+            known.update(zip(missing, self._embed(missing), strict=True))
         with self._lock:
             for text in texts:
                 self._vectors[text] = known[text]
@@ -111,6 +119,11 @@ class CachedEmbedder:
             while len(self._vectors) > self.capacity:
                 self._vectors.popitem(last=False)
         return np.stack([known[text] for text in texts])
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        if isinstance(self.embedder, OnnxMiniLMEmbedder):
+            return self.embedder.embed(texts, batch_size=self.SCORING_BATCH)
+        return self.embedder.embed(texts)
 
 
 def make_scoring_embedder(index_embedder: Embedder) -> CachedEmbedder:

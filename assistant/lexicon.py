@@ -121,12 +121,17 @@ def tokens(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
+@lru_cache(maxsize=65536)
+def _content_stems(text: str, ignore: frozenset[str]) -> frozenset[str]:
+    words = [w for w in tokens(text) if w.lower() not in ignore]
+    parts = [part for w in words if "-" in w for part in w.split("-") if part]
+    return frozenset(stem(normal(word)) for word in words + parts)
+
+
 def content_stems(text: str, ignore: frozenset[str] = STOPWORDS) -> set[str]:
     """Stems of the content words of `text`; a hyphenated word also counts as its parts, so
     the name ERM is found in NI-ERM."""
-    words = [w for w in tokens(text) if w.lower() not in ignore]
-    parts = [part for w in words if "-" in w for part in w.split("-") if part]
-    return {stem(normal(word)) for word in words + parts}
+    return set(_content_stems(text, ignore))
 
 
 def looks_like_name(word: str) -> bool:

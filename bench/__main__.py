@@ -13,8 +13,9 @@ from pathlib import Path
 
 from rich.console import Console
 
+from . import verify
 from .corpora import answer_questions, dev_questions
-from .report import answer_rows, print_table, retrieval_rows, targets
+from .report import answer_rows, print_table, retrieval_rows, targets, verify_rows
 from .runner import SYSTEMS, cold_seconds, run_worker
 from .stats import load_average
 
@@ -57,7 +58,7 @@ def run_answers(workdir: Path, rounds: int) -> dict:
         "ask --backend extractive": cold_seconds(
             ["ask", question, "--backend", "extractive"], index_dir, COLD_ASK_RUNS
         ),
-        "ask (default backend: auto = local)": cold_seconds(
+        "ask (default backend: auto = extractive)": cold_seconds(
             ["ask", question], index_dir, COLD_ASK_RUNS
         ),
     }
@@ -74,6 +75,10 @@ def report(results: dict) -> None:
     if "answers" in results:
         part = answer_rows(results["answers"])
         print_table(console, "Answers", "llama-index CitationQueryEngine", part)
+        rows += part
+    if "verify" in results:
+        part = verify_rows(results["verify"])
+        print_table(console, "Verification and extractive answers", "—", part)
         rows += part
     results["targets"] = targets(rows)
     passed = sum(target["passed"] for target in results["targets"])
@@ -94,7 +99,9 @@ def save(results: dict, stamp: str) -> Path:
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    parser.add_argument("part", nargs="?", default="all", choices=("retrieval", "answers", "all"))
+    parser.add_argument(
+        "part", nargs="?", default="all", choices=("retrieval", "answers", "verify", "all")
+    )
     parser.add_argument("--quick", action="store_true", help="skip the 5,564-abstract parts")
     parser.add_argument(
         "--answer-rounds",
@@ -112,6 +119,10 @@ def main() -> None:
             save(results, stamp)  # a later failure keeps what was measured
         if args.part in ("answers", "all"):
             results["answers"] = run_answers(Path(workdir), args.answer_rounds)
+            save(results, stamp)
+        if args.part in ("verify", "all"):
+            progress.log(f"verify … (load {load_average()})")
+            results["verify"] = verify.run()
     results["seconds"] = time.perf_counter() - started
     results["load_end"] = load_average()
     report(results)

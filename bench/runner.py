@@ -12,7 +12,7 @@ from .corpora import REPO
 from .stats import seconds
 
 SYSTEMS = ("citeqa", "llama-index")
-NO_CONFIG = "/nonexistent/citeqa-bench.toml"
+NO_CONFIG = os.devnull  # an empty configuration: defaults only
 
 
 def clean_env(data_dir: Path | None = None) -> dict[str, str]:

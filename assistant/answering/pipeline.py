@@ -30,7 +30,7 @@ from ..corpus import Paper
 from ..display import plain_text
 from ..embeddings import CachedEmbedder, make_scoring_embedder
 from ..errors import BackendError
-from ..lexicon import QUESTION_WORDS, content_stems
+from ..lexicon import QUESTION_WORDS, content_stems, has_quantity
 from ..prompts import load_prompt, render
 from ..retrieval import Filters, Hit, HybridRetriever
 from ..settings import Settings
@@ -48,8 +48,13 @@ _FOLLOW_UP = re.compile(
     r"model|approach|authors?))\b|^(and|what about|how about|also)\b",
     re.IGNORECASE,
 )
-# A generated sentence shorter than this, or ending in ":", is a fragment, not an answer.
+# A generated sentence shorter than this, or ending in ":" or an enumerator, is a fragment.
 _MIN_WORDS = 5
+_FRAGMENT_END = re.compile(r"(?::|\b\d{1,2}\.|\(\d{1,2}\))\s*$")
+# A generated answer stays when its best sentence addresses the question at least this
+# share as well as the extractive answer's best (chosen on the dev halves: faithful strong-
+# model answers pass, the 135M model's vague sentences do not).
+FLOOR_SHARE = 0.8
 
 Message = dict[str, str]
 
@@ -216,7 +221,7 @@ class Answerer:
         claims = self.addressing(question, verification.claims, papers)
         outcome = _Outcome(name, claims, raw, len(verification.verdicts) - len(claims), generate_ms)
         outcome.note = verification.note
-        if fallback and not self.acceptable(question, claims):
+        if fallback and not self.acceptable(question, claims, papers, backend.weak):
             extracted = self._extract(question, papers)
             extracted.raw, extracted.generate_ms = raw, generate_ms + extracted.generate_ms
             extracted.dropped = len(verification.verdicts)
@@ -250,7 +255,7 @@ class Answerer:
         kept: list[Claim] = []
         for claim in reversed(claims):
             if claim.kind == "claim":
-                keep = bool(set(claim.papers) & on_topic)
+                keep = bool(set(claim.papers) & on_topic) and _substantive(claim, question)
             else:
                 keep = bool(kept) and kept[-1].kind == "claim"
             if keep:
@@ -267,18 +272,34 @@ class Answerer:
         )
         return float(scores.max())
 
-    def acceptable(self, question: Question, claims: list[Claim]) -> bool:
-        """Whether verified, relevant generated sentences make an answer: not fragments,
-        link or code notes, nor restatements of the question."""
-        asked = content_stems(question.standalone, QUESTION_WORDS)
-        return any(
-            len(claim.text.split()) >= _MIN_WORDS
-            and not claim.text.rstrip().endswith(":")
-            and not is_boilerplate(claim.text)
-            and not content_stems(claim.text, QUESTION_WORDS) <= asked
-            for claim in claims
-            if claim.kind == "claim"
+    def acceptable(
+        self,
+        question: Question,
+        claims: list[Claim],
+        papers: list[PaperText],
+        against_extractive: bool = False,
+    ) -> bool:
+        """Whether the verified, relevant generated sentences make an answer: some claim is
+        one (`_substantive`); and, `against_extractive` (a backend whose `weak` flag is
+        set), the best of them addresses the question at least `FLOOR_SHARE` as well as
+        the extractive answer's best, when there is one (a small model's verified but vague
+        sentence is no better than a quote)."""
+        stated = [c for c in claims if c.kind == "claim" and _substantive(c, question)]
+        if not stated or not against_extractive:
+            return bool(stated)
+        quoted = [c for c in self.composer.compose(question, papers).claims if c.kind == "claim"]
+        if not quoted:
+            return True
+        context = {paper.paper_id: paper.context for paper in papers}
+        ours, theirs = (
+            self.relevance.score(
+                question,
+                [claim.text for claim in group],
+                [context.get(claim.papers[0], "") if claim.papers else "" for claim in group],
+            ).max()
+            for group in (stated, quoted)
         )
+        return bool(ours >= FLOOR_SHARE * theirs)
 
     def _sources(
         self, question: Question, papers: list[PaperText], budget: int | None
@@ -393,6 +414,16 @@ class Answerer:
             citations=citations,
             **common,
         )
+
+
+def _substantive(claim: Claim, question: Question) -> bool:
+    """Not a fragment ("are: 1."), a code link or availability note, nor the question
+    restated (every content word from the question, no figure added)."""
+    text = claim.text.rstrip()
+    if len(text.split()) < _MIN_WORDS or _FRAGMENT_END.search(text) or is_boilerplate(text):
+        return False
+    asked = content_stems(question.standalone, QUESTION_WORDS)
+    return not content_stems(text, QUESTION_WORDS) <= asked or has_quantity(text)
 
 
 def _endpoint(settings: Settings) -> ApiEndpoint:

@@ -31,6 +31,9 @@ _AUXILIARY = re.compile(
     r"will|has|have|had)\s+",
     re.IGNORECASE,
 )
+# A sentence its citations do not support is checked against this many other papers, those
+# with the sentence most like it; a repair never comes from further down.
+REPAIR_CANDIDATES = 2
 _VERDICT = re.compile(r"^\s*(\d+)\s*[:.)-]\s*(yes|no|supported|unsupported)\b", re.I | re.M)
 
 
@@ -103,7 +106,9 @@ class LocalVerifier:
         cited = _cited(sentence, papers)
         if support.supported and sentence.cited:
             return Verdict(sentence, _claim(sentence, cited, support), support.reason)
-        others = [paper for paper in papers if paper not in cited or not sentence.cited]
+        others = self._likeliest(
+            sentence, [p for p in papers if p not in cited or not sentence.cited]
+        )
         alternatives = self.scorer.assess_many(
             [_item(question, sentence, [paper], draft) for paper in others]
         )
@@ -113,6 +118,21 @@ class LocalVerifier:
         _, best = max(found)
         claim = _claim(sentence, [others[best]], alternatives[best])
         return Verdict(sentence, claim, f"re-attached: {alternatives[best].reason}", True)
+
+    def _likeliest(self, sentence: DraftSentence, papers: list[PaperText]) -> list[PaperText]:
+        """The `REPAIR_CANDIDATES` papers with the sentence closest to the claim: the only
+        ones worth checking as the paper it should have cited."""
+        if len(papers) <= REPAIR_CANDIDATES:
+            return papers
+        sentences = [[s.text for s in paper.supporting()] for paper in papers]
+        vectors = self.scorer.embedder.embed([sentence.checked, *(t for g in sentences for t in g)])
+        closeness, start = [], 1
+        for group in sentences:
+            block = vectors[start : start + len(group)] @ vectors[0]
+            closeness.append(float(block.max()) if len(group) else 0.0)
+            start += len(group)
+        order = sorted(range(len(papers)), key=lambda i: -closeness[i])
+        return [papers[i] for i in order[:REPAIR_CANDIDATES]]
 
 
 class LLMVerifier:

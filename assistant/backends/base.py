@@ -75,6 +75,9 @@ class Backend(Protocol):
     # Tokens of each source the prompt may carry (None: the whole abstract). A CPU model's
     # prompt processing is most of its answering time.
     source_tokens: int | None
+    # A weak model's verified answer is kept only when it addresses the question about as
+    # well as the extractive answer does.
+    weak: bool
 
     def generate(self, request: GenerationRequest) -> Iterator[str]:
         """Yield the answer text in pieces as it is produced."""

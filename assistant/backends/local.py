@@ -200,6 +200,8 @@ class LocalBackend:
     name = "local"
     # What a 135M model on two cores reads in about a second per source.
     DEFAULT_SOURCE_TOKENS = 64
+    # A model run on the CPU is small: its answers must beat the extractive ones.
+    weak = True
 
     def __init__(self, settings: LLMSettings) -> None:
         self._settings = settings

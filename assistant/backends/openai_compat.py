@@ -135,6 +135,7 @@ class OpenAIBackend:
     waiting at most `llm.timeout` and all of them together at most the deadline."""
 
     name = "openai"
+    weak = False
 
     def __init__(self, settings: LLMSettings) -> None:
         self.source_tokens = settings.source_tokens or None

@@ -134,7 +134,7 @@ def evaluate_verifier(
             started = time.perf_counter()
             verification = answerer.verify(question, labelled.text, texts)
             kept = answerer.addressing(question, verification.claims, texts)
-            generated = answerer.acceptable(question, kept)
+            generated = answerer.acceptable(question, kept, texts)
             verify_ms = (time.perf_counter() - started) * 1000
             kept_ids = {id(claim) for claim in kept}
             by_text = {verdict.sentence.text: verdict for verdict in verification.verdicts}
