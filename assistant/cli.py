@@ -254,8 +254,6 @@ def ask(
 @friendly_errors
 def chat(backend: Backend = None, k: K = None) -> None:
     """A multi-turn chat in the terminal (empty line or Ctrl-D quits, /clear forgets)."""
-    from .errors import CiteqaError as AskError
-
     assistant = _assistant()
     history: list[dict[str, str]] = []
     console.print("Ask about the papers. /clear forgets the conversation; Ctrl-D quits.")
@@ -272,7 +270,7 @@ def chat(backend: Backend = None, k: K = None) -> None:
         try:
             with errors.status("answering…"):
                 answer = assistant.ask(question, history, backend=backend, k=k)
-        except AskError as exc:
+        except CiteqaError as exc:
             errors.print(f"error: {exc}", highlight=False, markup=False)
             continue
         _print_answer(answer)

@@ -9,8 +9,8 @@ import numpy as np
 import openai
 from pydantic import SecretStr
 
-from .backends.openai_compat import ApiEndpoint
 from .errors import BackendError
+from .openai_api import ApiEndpoint
 
 PROBE_TEXT = "dimension probe"
 

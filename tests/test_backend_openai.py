@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 from pydantic import SecretStr
 
 from assistant.backends.base import Backend, Deadline, GenerationRequest
-from assistant.backends.openai_compat import MASK, ApiEndpoint, OpenAIBackend
+from assistant.backends.openai_compat import OpenAIBackend
 from assistant.embeddings_openai import OpenAIEmbedder
 from assistant.errors import BackendError
+from assistant.openai_api import MASK, ApiEndpoint
 from assistant.settings import LLMSettings
 
 KEY = "sk-secret-test-123"

@@ -16,7 +16,6 @@ from pydantic import SecretStr
 from assistant import Assistant, Settings
 from assistant.answer import REFUSAL, Answer, AnswerSentence, Citation
 from assistant.backends.base import GenerationRequest
-from assistant.backends.openai_compat import ApiEndpoint
 from assistant.errors import BackendError, SettingsError
 from assistant.evaluation import (
     BackendLLM,
@@ -47,6 +46,7 @@ from assistant.evaluation import (
     score_responses,
     write_reports,
 )
+from assistant.openai_api import ApiEndpoint
 from assistant.retrieval import Hit
 from assistant.settings import JudgeSettings, LLMSettings
 

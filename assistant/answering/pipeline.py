@@ -25,12 +25,12 @@ import numpy as np
 from ..answer import REFUSAL, Answer, AnswerSentence, Citation, answer_text
 from ..backends import EXTRACTIVE, make_backend
 from ..backends.base import Backend, Deadline, GenerationRequest, Source
-from ..backends.openai_compat import ApiEndpoint
 from ..corpus import Paper
 from ..display import plain_text
 from ..embeddings import CachedEmbedder, make_scoring_embedder
 from ..errors import BackendError
 from ..lexicon import QUESTION_WORDS, content_stems, has_quantity
+from ..openai_api import ApiEndpoint
 from ..prompts import load_prompt, render
 from ..retrieval import Filters, Hit, HybridRetriever
 from ..settings import Settings

@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from ..backends.openai_compat import ApiEndpoint
 from ..errors import BackendError
+from ..openai_api import ApiEndpoint
 from ..prompts import render
 from .checks import POLARITY_CHECKS, analyse, problems
 from .claims import Claim, Draft, DraftSentence, Evidence, opener_count

@@ -18,9 +18,9 @@ from llama_index.core.llms.callbacks import llm_completion_callback
 from pydantic import Field, PrivateAttr
 
 from ..backends.base import GenerationRequest
-from ..backends.openai_compat import KEYLESS, ApiEndpoint
 from ..embeddings import Embedder
 from ..errors import SettingsError
+from ..openai_api import KEYLESS, ApiEndpoint
 from ..settings import LLMSettings
 from .dataset import EvalQuestion
 from .metrics import Response, cited_claims

@@ -13,9 +13,9 @@ import httpx
 import openai
 
 from ..answering.support import SupportScorer
-from ..backends.openai_compat import ApiEndpoint
 from ..embeddings import Embedder
 from ..errors import BackendError, SettingsError
+from ..openai_api import ApiEndpoint
 from ..prompts import render
 from ..settings import Settings
 from .dataset import JudgePair
