@@ -50,6 +50,23 @@ class ApiEndpoint:
             max_retries=self.max_retries,
         )
 
+    def complete(self, client: openai.OpenAI, prompt: str, max_tokens: int) -> str:
+        """The reply to `prompt` as one user message, greedy and not streamed; a
+        `BackendError` on any failure or an empty reply."""
+        try:
+            response = client.chat.completions.create(
+                model=self.model,
+                messages=[{"role": "user", "content": prompt}],
+                temperature=0.0,
+                max_tokens=max_tokens,
+            )
+            content = response.choices[0].message.content
+        except (openai.OpenAIError, httpx.HTTPError, ValueError, IndexError) as exc:
+            raise self.error(exc) from None
+        if not content or not content.strip():
+            raise BackendError(f"model '{self.model}' at {self.url} said nothing")
+        return content
+
     def _key(self) -> str:
         return self.api_key.get_secret_value() if self.api_key else ""
 

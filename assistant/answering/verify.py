@@ -181,16 +181,7 @@ class LLMVerifier:
             "verify_claims", sources=sources, claims=listing, question=question.standalone
         )
         endpoint = self.endpoint
-        try:
-            response = self._client.chat.completions.create(
-                model=endpoint.model,
-                messages=[{"role": "user", "content": prompt}],
-                temperature=0.0,
-                max_tokens=16 + 8 * len(claims),
-            )
-            reply = response.choices[0].message.content or ""
-        except Exception as exc:  # every API failure becomes one sentence
-            raise endpoint.error(exc) from None
+        reply = endpoint.complete(self._client, prompt, max_tokens=16 + 8 * len(claims))
         found = {
             int(m.group(1)): m.group(2).lower() in ("yes", "supported")
             for m in _VERDICT.finditer(reply)

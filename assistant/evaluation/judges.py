@@ -9,12 +9,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-import httpx
-import openai
-
 from ..answering.support import SupportScorer
 from ..embeddings import Embedder
-from ..errors import BackendError, SettingsError
+from ..errors import SettingsError
 from ..openai_api import ApiEndpoint
 from ..prompts import render
 from ..settings import Settings
@@ -95,20 +92,7 @@ class LLMJudge:
         return all(verdicts.get(n, False) for n in range(1, len(statements) + 1))
 
     def _complete(self, prompt: str) -> str:
-        endpoint = self.endpoint
-        try:
-            response = self._client.chat.completions.create(
-                model=endpoint.model,
-                messages=[{"role": "user", "content": prompt}],
-                temperature=0.0,
-                max_tokens=self.max_tokens,
-            )
-            content = response.choices[0].message.content
-        except (openai.OpenAIError, httpx.HTTPError, ValueError, IndexError) as exc:
-            raise endpoint.error(exc) from None
-        if not content or not content.strip():
-            raise BackendError(f"judge model '{endpoint.model}' at {endpoint.url} said nothing")
-        return content
+        return self.endpoint.complete(self._client, prompt, self.max_tokens)
 
 
 def make_judge(name: str, settings: Settings, embedder: Embedder | None = None) -> Judge:
