@@ -108,6 +108,21 @@ def reference(paper: PaperRef) -> str:
     return f"{paper.display_title}. {authors}{venue}.{link}"
 
 
+def read_as(understood: dict) -> str:
+    """What `Answer.understood` says the question asks, in a few words: 'list question · by
+    Yann LeCun · ICML 2024' ('' for a plain fact question that names nothing)."""
+    intent = understood.get("intent")
+    parts = [] if intent in (None, "fact") else [f"{intent.replace('yes_no', 'yes/no')} question"]
+    if understood.get("authors"):
+        parts.append("by " + ", ".join(understood["authors"]))
+    when = " ".join(understood[key] for key in ("venue", "year") if understood.get(key))
+    if when:
+        parts.append(when)
+    if understood.get("names"):
+        parts.append("about " + ", ".join(understood["names"]))
+    return " · ".join(parts)
+
+
 def answer_text(sentences: list[AnswerSentence]) -> str:
     """The answer as one text: sentences with their `[n]` markers; list lines start on a
     line of their own with their paper's title."""

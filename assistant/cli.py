@@ -15,7 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 from typer.core import TyperGroup
 
-from .answer import reference
+from .answer import read_as, reference
 from .corpus import short_authors
 from .errors import CiteqaError
 
@@ -191,7 +191,7 @@ Backend = Annotated[
 def _print_answer(answer, hint: bool = False) -> None:
     style = "bold yellow" if answer.refused else "bold"
     console.print(answer.answer, style=style, highlight=False, markup=False)
-    understood = _understood(answer.understood)
+    understood = read_as(answer.understood)
     if understood:
         console.print(f"read as: {understood}", style="dim", highlight=False, markup=False)
     if answer.note:
@@ -216,15 +216,6 @@ PLUG_IN_HINT = (
     "GGUF model, or CITEQA_LLM__BASE_URL to Ollama or any OpenAI-compatible API (README: "
     "Backends)."
 )
-
-
-def _understood(understood: dict) -> str:
-    """What the question was taken to ask, in a few words ('' for a plain fact question)."""
-    parts = [] if understood.get("intent") in (None, "fact") else [f"{understood['intent']}"]
-    if understood.get("authors"):
-        parts.append("by " + ", ".join(understood["authors"]))
-    parts += [f"{key} {understood[key]}" for key in ("venue", "year") if understood.get(key)]
-    return "; ".join(parts)
 
 
 @app.command()

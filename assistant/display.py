@@ -3,7 +3,8 @@
 
 `plain_text` is for terminals and JSON (math as Unicode, markup and citation commands
 gone); `markdown_text` is for the web UI, which renders `$...$` math itself and only needs
-the text markup removed. Both leave text without LaTeX as it is."""
+the text markup removed (and keeps the spaces at its ends, as the UI converts an abstract
+piece by piece). Both leave text without LaTeX as it is."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ _TEXT_MARKUP = re.compile(
     r"\\(?:emph|textbf|textit|texttt|textsc|textrm|textsf|underline|mbox|text|url|href)\{([^{}]*)\}"
 )
 _FONT_SWITCH = re.compile(r"\{\\(?:bf|it|em|tt|sc|rm|sf)\s+([^{}]*)\}")
+_SPACES = re.compile(r"\s+")
 # "%" in an abstract is a percent sign, never a LaTeX comment.
 _PERCENT = re.compile(r"(?<!\\)%")
 
@@ -53,4 +55,4 @@ def markdown_text(text: str) -> str:
     renderer that understands it."""
     if not _HAS_LATEX.search(text):
         return text
-    return " ".join(_without_markup(text).split())
+    return _SPACES.sub(" ", _without_markup(text))

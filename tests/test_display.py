@@ -32,6 +32,11 @@ def test_markdown_text_keeps_math_for_the_renderer_and_drops_markup():
     assert markdown_text(raw) == r"we call E-RLHF with $\mathcal{NC}$"
 
 
+def test_markdown_text_keeps_the_spaces_at_the_ends_of_a_piece():
+    # The UI converts an abstract piece by piece around the cited span.
+    assert markdown_text(" we call \\emph{E-RLHF}  again. ") == " we call E-RLHF again. "
+
+
 def test_text_without_latex_is_returned_as_is():
     text = "A plain sentence (with parentheses) and 3.5% of {braces}."
     assert plain_text(text) == text and markdown_text(text) == text

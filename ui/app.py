@@ -1,7 +1,10 @@
 """The citeqa web UI: a Gradio chat whose citation chips open the supporting evidence.
 
 Every piece of corpus text and model output placed in HTML here goes through `_esc`;
-the chat is also sanitised by Gradio, but the sources panel is not.
+the chat is also sanitised by Gradio, but the sources panel is not. The chat's messages are
+HTML (not Markdown); Gradio's bundled KaTeX then renders the `$...$` math they contain,
+which is why chat text loses only its LaTeX text markup (`markdown_text`) while the
+sources panel, which renders no math, shows plain text (`plain_text`).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import inspect
 import ipaddress
 import logging
 from collections.abc import Iterator
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +29,13 @@ from assistant import (
     SettingsError,
     load_settings,
 )
-from assistant.answer import Answer, Citation
+from assistant.answer import Answer, AnswerSentence, Citation, read_as
+from assistant.answering.passages import is_instruction
 from assistant.backends import BACKEND_NAMES
+from assistant.display import markdown_text, plain_text
 from assistant.retrieval import Hit
 from assistant.settings import MAX_K, UISettings
+from assistant.text import sentence_spans
 
 log = logging.getLogger(__name__)
 
@@ -43,11 +50,25 @@ THEME = gr.themes.Soft(
     font_mono=["ui-monospace", "SFMono-Regular", "Menlo", "Consolas", "monospace"],
 )
 PAPER_COLUMNS = ["Title", "Authors", "Venue", "Area"]
+# Math the chat's KaTeX renders ("$$" before "$", so that display math is found first).
+LATEX_DELIMITERS = [
+    {"left": "$$", "right": "$$", "display": True},
+    {"left": "$", "right": "$", "display": False},
+    {"left": "\\(", "right": "\\)", "display": False},
+    {"left": "\\[", "right": "\\]", "display": True},
+]
+INSTRUCTION_TITLE = "addresses a model or reader; never used as evidence"
 STYLE = {"theme": THEME, "css_paths": CSS_PATH, "js": EVIDENCE_JS}
 
 
 def _esc(text: str | None) -> str:
     return html.escape(text or "")
+
+
+def _chat_text(text: str) -> str:
+    """Corpus text or model output for the chat: escaped, LaTeX text markup removed, math
+    kept for KaTeX."""
+    return _esc(markdown_text(text))
 
 
 def _link(title: str, url: str | None) -> str:
@@ -57,20 +78,44 @@ def _link(title: str, url: str | None) -> str:
     return f'<a href="{_esc(url)}" target="_blank" rel="noopener noreferrer">{_esc(title)}</a>'
 
 
-def _highlight(text: str, start: int, end: int) -> str:
-    return f"{_esc(text[:start])}<mark>{_esc(text[start:end])}</mark>{_esc(text[end:])}"
+def _region(abstract: str, start: int, end: int, instructions: list[tuple[int, int]]) -> str:
+    """`abstract[start:end]` for the chat, its parts that are `instructions` marked apart."""
+    cuts = sorted(
+        {start, end, *(cut for span in instructions for cut in span if start < cut < end)}
+    )
+    pieces = []
+    for piece_start, piece_end in pairwise(cuts):
+        text = _chat_text(abstract[piece_start:piece_end])
+        if any(first <= piece_start and piece_end <= last for first, last in instructions):
+            text = f'<span class="cq-instruction" title="{INSTRUCTION_TITLE}">{text}</span>'
+        pieces.append(text)
+    return "".join(pieces)
+
+
+def render_abstract(abstract: str, start: int, end: int) -> str:
+    """`abstract` for the chat with its span `start:end` marked, and its sentences that
+    address a model or reader (never evidence) marked apart."""
+    instructions = [
+        span for span in sentence_spans(abstract) if is_instruction(abstract[slice(*span)])
+    ]
+    return (
+        f"{_region(abstract, 0, start, instructions)}"
+        f"<mark>{_region(abstract, start, end, instructions)}</mark>"
+        f"{_region(abstract, end, len(abstract), instructions)}"
+    )
 
 
 def render_evidence(citation: Citation, paper: Paper | None) -> str:
     """The popover of chip `[n]`: title, authors, venue and the abstract, its cited span marked."""
     if paper is None:  # removed from the index since the answer was made
-        abstract = _highlight(citation.snippet, 0, len(citation.snippet))
+        abstract = render_abstract(citation.snippet, 0, len(citation.snippet))
     else:
-        abstract = _highlight(paper.abstract, citation.start, citation.end)
+        abstract = render_abstract(paper.abstract, citation.start, citation.end)
     meta = " · ".join(part for part in (", ".join(citation.authors), citation.venue) if part)
+    title = _link(markdown_text(citation.display_title), citation.url)
     return (
         '<span class="cq-pop" role="tooltip">'
-        f'<span class="cq-pop-title">[{citation.n}] {_link(citation.display_title, citation.url)}'
+        f'<span class="cq-pop-title">[{citation.n}] {title}'
         f'</span><span class="cq-pop-meta">{_esc(meta)}</span>'
         f'<span class="cq-abstract">{abstract}</span></span>'
     )
@@ -88,6 +133,16 @@ def _note(answer: Answer) -> str:
     return f'<span class="cq-note">Note: {_esc(answer.note)}</span>' if answer.note else ""
 
 
+def render_understood(answer: Answer) -> str:
+    """'Read as: list question · by Yann LeCun · ICML 2024' and the notes on what the
+    question was taken to ask ('' for a plain fact question that names nothing)."""
+    read = read_as(answer.understood)
+    lines = [f"Read as: {read}"] if read else []
+    lines += answer.understood.get("notes") or []
+    spans = "".join(f"<span>{_esc(line)}</span>" for line in lines)
+    return f'<span class="cq-understood">{spans}</span>' if spans else ""
+
+
 def _by_paper(hits: list[Hit]) -> list[list[Hit]]:
     """`hits` grouped by paper, in order of each paper's best hit."""
     groups: dict[str, list[Hit]] = {}
@@ -99,32 +154,76 @@ def _by_paper(hits: list[Hit]) -> list[list[Hit]]:
 def render_refusal(answer: Answer) -> str:
     """A refusal, styled apart, with the closest papers retrieved."""
     items = "".join(
-        f"<li>{_link(hit.display_title, hit.url)} <span class='cq-venue'>{_esc(hit.venue)}</span>"
-        "</li>"
+        f"<li>{_link(markdown_text(hit.display_title), hit.url)} "
+        f"<span class='cq-venue'>{_esc(hit.venue)}</span></li>"
         for hit, *_ in _by_paper(answer.sources)
     )
     closest = f'<span class="cq-label">Closest papers</span><ul>{items}</ul>' if items else ""
     return (
         f'<div class="cq-refusal"><strong>{_esc(answer.answer)}</strong>'
-        f"{closest}{_note(answer)}</div>"
+        f"{closest}{render_understood(answer)}{_note(answer)}</div>"
     )
+
+
+class _AnswerHTML:
+    """The sentences of one answer as chat HTML, with the citations they point at."""
+
+    def __init__(self, answer: Answer, papers: dict[str, Paper]) -> None:
+        self.by_number = {citation.n: citation for citation in answer.citations}
+        self.papers = papers
+
+    def sentences(self, sentences: list[AnswerSentence]) -> str:
+        """Each sentence (its kind as class) followed by its citation chips."""
+        return " ".join(
+            f'<span class="cq-{sentence.kind}">{_chat_text(sentence.text)}</span>'
+            + "".join(
+                render_chip(self.by_number[n], self.papers.get(self.by_number[n].paper_id))
+                for n in sentence.citations
+                if n in self.by_number
+            )
+            for sentence in sentences
+        )
+
+    def title(self, heading: str, sentences: list[AnswerSentence]) -> str:
+        """The title of the paper a line is about, linked through that paper's citation."""
+        cited = (self.by_number.get(n) for sentence in sentences for n in sentence.citations)
+        paper = next((c for c in cited if c and plain_text(c.display_title) == heading), None)
+        if paper is None:
+            return _esc(heading)
+        return _link(markdown_text(paper.display_title), paper.url)
+
+    def line(self, heading: str, sentences: list[AnswerSentence]) -> str:
+        title = self.title(heading, sentences)
+        return (
+            f'<li class="cq-line"><span class="cq-heading">{title}</span>: '
+            f"{self.sentences(sentences)}</li>"
+        )
+
+
+def _by_heading(sentences: list[AnswerSentence]) -> list[tuple[str | None, list]]:
+    """The sentences in blocks: those before the first heading, then one block per paper
+    line (a heading, the sentences under it and those that continue it without one)."""
+    blocks: list[tuple[str | None, list]] = [(None, [])]
+    for sentence in sentences:
+        if sentence.heading and sentence.heading != blocks[-1][0]:
+            blocks.append((sentence.heading, []))
+        blocks[-1][1].append(sentence)
+    return blocks
 
 
 def render_answer(answer: Answer, papers: dict[str, Paper]) -> str:
-    """The chat message of a verified answer: each sentence followed by its citation chips."""
+    """The chat message of a verified answer: each sentence followed by its citation chips,
+    the lines of a list or comparison each under its paper's title, then what the question
+    was read as."""
     if answer.refused:
         return render_refusal(answer)
-    by_number = {citation.n: citation for citation in answer.citations}
-    sentences = " ".join(
-        _esc(sentence.text)
-        + "".join(
-            render_chip(by_number[n], papers.get(by_number[n].paper_id))
-            for n in sentence.citations
-            if n in by_number
-        )
-        for sentence in answer.sentences
-    )
-    return f'<div class="cq-answer">{sentences}{_note(answer)}</div>'
+    html_of = _AnswerHTML(answer, papers)
+    (_, lead), *lines = _by_heading(answer.sentences)
+    body = f'<div class="cq-text">{html_of.sentences(lead)}</div>' if lead else ""
+    if lines:
+        items = "".join(html_of.line(heading, sentences) for heading, sentences in lines)
+        body += f'<ul class="cq-lines">{items}</ul>'
+    return f'<div class="cq-answer">{body}{render_understood(answer)}{_note(answer)}</div>'
 
 
 def render_streaming(raw: str) -> str:
@@ -157,13 +256,13 @@ def _source_row(hits: list[Hit], numbers: list[int], show_passages: bool) -> str
     best = hits[0]
     chips = "".join(f'<sup class="cq-chip">{n}</sup>' for n in numbers)
     passages = "".join(
-        f'<span class="cq-passage">{_esc(hit.text)} <span class="cq-score">score '
+        f'<span class="cq-passage">{_esc(plain_text(hit.text))} <span class="cq-score">score '
         f"{hit.score:.4f}</span></span>"
         for hit in hits
         if show_passages
     )
     return (
-        f"<li>{_link(best.display_title, best.url)}{chips}"
+        f"<li>{_link(plain_text(best.display_title), best.url)}{chips}"
         f'<span class="cq-pop-meta">{_esc(best.venue or "venue unknown")} · '
         f"score {best.score:.4f}</span>{passages}</li>"
     )
@@ -341,6 +440,7 @@ def _chat_tab(demo: gr.Blocks, settings: Settings, handlers: Handlers) -> None:
                 label="Chat",
                 height=560,
                 render_markdown=False,
+                latex_delimiters=LATEX_DELIMITERS,
                 buttons=[],
                 feedback_options=None,
                 group_consecutive_messages=False,
