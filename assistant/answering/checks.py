@@ -9,7 +9,6 @@ These are the hard checks of verification: no similarity, however high, outweigh
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -312,10 +311,16 @@ def _number_problem(claim: _Text, passage: _Text) -> str | None:
     missing = Counter(claim.numbers) - Counter(passage.numbers)
     if missing:
         return f"number {next(iter(missing))} not in passage"
-    places = [passage.quantities.index(q) for q in claim.quantities if q in passage.quantities]
-    for before, after in itertools.pairwise(places):
-        if before > after:
-            return f"numbers {passage.quantities[after]} and {passage.quantities[before]} swapped"
+    position, previous = -1, None
+    for quantity in claim.quantities:
+        places = [i for i, q in enumerate(passage.quantities) if q == quantity]
+        if not places:
+            continue
+        later = [i for i in places if i > position]
+        # said only before the quantity the claim puts ahead of it
+        if not later and quantity != previous:
+            return f"numbers {quantity} and {previous} swapped"
+        position, previous = (later or [position])[0], quantity
     return None
 
 

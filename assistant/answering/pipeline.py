@@ -219,15 +219,22 @@ class Answerer:
         raw = "".join(pieces)
         verification = self.verify(question, raw, papers)
         claims = self.addressing(question, verification.claims, papers)
+        if backend.weak:
+            claims = self.standing_alone(claims, papers)
         outcome = _Outcome(name, claims, raw, len(verification.verdicts) - len(claims), generate_ms)
         outcome.note = verification.note
         if fallback and not self.acceptable(question, claims, papers, backend.weak):
             extracted = self._extract(question, papers)
             extracted.raw, extracted.generate_ms = raw, generate_ms + extracted.generate_ms
             extracted.dropped = len(verification.verdicts)
+            instead = (
+                "and the papers do not answer it either"
+                if not extracted.claims
+                else "this answer quotes the papers instead"
+            )
             extracted.note = (
                 f"Nothing the {name} backend wrote was both verified against the papers and "
-                "on the question; this answer quotes the papers instead."
+                f"on the question; {instead}."
             )
             return extracted
         return outcome
@@ -258,6 +265,28 @@ class Answerer:
                 keep = bool(set(claim.papers) & on_topic) and _substantive(claim, question)
             else:
                 keep = bool(kept) and kept[-1].kind == "claim"
+            if keep:
+                kept.append(claim)
+        return kept[::-1]
+
+    def standing_alone(self, claims: list[Claim], papers: list[PaperText]) -> list[Claim]:
+        """For a weak backend, the claims their evidence spans support with no words given
+        for free: a small model pads with the question's and the titles' words, the words a
+        strong model may reuse. Framing stays when the claim after it stays."""
+        texts = {paper.paper_id: paper.paper.abstract for paper in papers}
+        checked = [claim for claim in claims if claim.kind == "claim"]
+        pairs = [
+            (claim.text, " ".join(texts[e.paper_id][e.start : e.end] for e in claim.evidence))
+            for claim in checked
+        ]
+        standing = {
+            id(claim)
+            for claim, support in zip(checked, self.scorer.check_many(pairs), strict=True)
+            if support.supported
+        }
+        kept: list[Claim] = []
+        for claim in reversed(claims):
+            keep = id(claim) in standing if claim.kind == "claim" else bool(kept)
             if keep:
                 kept.append(claim)
         return kept[::-1]
