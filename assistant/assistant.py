@@ -9,7 +9,7 @@ from pathlib import Path
 from .answer import Answer
 from .answering import Answerer, Message
 from .backends import resolve_name
-from .corpus import Paper, load_corpus, shipped_seeds_dir
+from .corpus import Paper, merge_with_indexed, read_corpus, shipped_seeds_dir
 from .errors import QuestionError
 from .index import IngestReport, PaperIndex, ProgressCallback
 from .retrieval import Filters, Hit, HybridRetriever, Mode
@@ -45,13 +45,28 @@ class Assistant:
         sync: bool = False,
         rebuild: bool = False,
         on_progress: ProgressCallback | None = None,
+        format_name: str | None = None,
     ) -> IngestReport:
-        """Parse `paths` (default: the shipped seeds) and bring the index in line with them.
+        """Parse `paths` (default: the shipped seeds; format by extension, or `format_name`)
+        and bring the index in line with them.
 
         Everything is parsed before the index is touched: a broken file raises
-        `CorpusError` and leaves the index as it was."""
-        papers = load_corpus([Path(p) for p in paths] if paths else [shipped_seeds_dir()])
-        return self.index.ingest(papers, sync=sync, rebuild=rebuild, on_progress=on_progress)
+        `CorpusError` and leaves the index as it was. The same paper from several records
+        (in these files, or indexed earlier from other files) is merged into one; the
+        report lists those duplicates and the entries skipped for lacking an abstract."""
+        files = [Path(p) for p in paths] if paths else [shipped_seeds_dir()]
+        corpus = read_corpus(files, format_name)
+        if not (sync or rebuild or self.index.is_empty()):
+            corpus = merge_with_indexed(corpus, self.index.papers())
+        report = self.index.ingest(
+            corpus.papers,
+            sync=sync,
+            rebuild=rebuild,
+            on_progress=on_progress,
+            files=corpus.files,
+        )
+        report.skipped, report.duplicates = corpus.skipped, corpus.duplicates
+        return report
 
     def ensure_index(self) -> None:
         """Ingest the shipped seeds if the index is empty, so a first question just works."""
@@ -66,12 +81,15 @@ class Assistant:
         venue: str | None = None,
         author: str | None = None,
         area: str | None = None,
+        year: int | None = None,
+        source: str | None = None,
         mode: Mode = "hybrid",
     ) -> list[Hit]:
         """The `k` best chunks for `question`, best first (hybrid dense + keyword by default)."""
         question = self.check_question(question)
         self.ensure_index()
-        return self.retriever.search(question, k, Filters(venue, author, area), mode)
+        filters = Filters(venue, author, area, year, source)
+        return self.retriever.search(question, k, filters, mode)
 
     def ask(
         self,
@@ -83,6 +101,8 @@ class Assistant:
         venue: str | None = None,
         author: str | None = None,
         area: str | None = None,
+        year: int | None = None,
+        source: str | None = None,
         fallback: bool = True,
     ) -> Answer:
         """Answer `question` with verified, cited sentences (or a refusal).
@@ -101,6 +121,8 @@ class Assistant:
             venue=venue,
             author=author,
             area=area,
+            year=year,
+            source=source,
             fallback=fallback,
         ):
             if isinstance(piece, Answer):
@@ -118,6 +140,8 @@ class Assistant:
         venue: str | None = None,
         author: str | None = None,
         area: str | None = None,
+        year: int | None = None,
+        source: str | None = None,
         fallback: bool = True,
     ) -> Iterator[str | Answer]:
         """Like `ask`, but yields the generated text in pieces as it arrives, then the
@@ -125,19 +149,19 @@ class Assistant:
         question = self.check_question(question)
         name = resolve_name(backend, self.settings)
         self.ensure_index()
-        yield from self.answerer.stream(
-            question, history, name, k, Filters(venue, author, area), fallback
-        )
+        filters = Filters(venue, author, area, year, source)
+        yield from self.answerer.stream(question, history, name, k, filters, fallback)
 
     def backend_status(self, backend: str | None = None) -> str:
         """A short state of a backend: model loaded, API reachable or not."""
         name = resolve_name(backend, self.settings)
         return f"{name}: {self.answerer.backend(name).status()}"
 
-    def papers(self) -> list[Paper]:
-        """Every indexed paper."""
+    def papers(self, filters: Filters | None = None) -> list[Paper]:
+        """Every indexed paper (that `filters` accepts)."""
         self.ensure_index()
-        return list(self.index.snapshot().papers.values())
+        papers = self.index.snapshot().papers.values()
+        return [paper for paper in papers if filters is None or filters.matches(paper)]
 
     def check_question(self, question: str) -> str:
         """The question stripped, or `QuestionError` if it is empty, too long or has no words."""

@@ -13,7 +13,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -23,7 +23,7 @@ import numpy as np
 from chromadb.errors import InternalError
 
 from .chunking import Chunk, Chunker
-from .corpus import Paper
+from .corpus import Duplicate, Paper
 from .embeddings import Embedder, make_embedder
 from .errors import CiteqaError, IndexMismatchError
 from .keyword import KeywordSnapshot
@@ -51,6 +51,8 @@ class IngestReport:
     chunks_removed: int = 0
     seconds: float = 0.0
     removed_ids: list[str] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)  # file -> entries without abstract
+    duplicates: list[Duplicate] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -67,6 +69,10 @@ def _paper_metadata(paper: Paper, status: str) -> dict:
         "area": paper.area or "",
         "source": paper.source,
         "source_file": paper.source.rpartition(":")[0],
+        "year": paper.year or 0,
+        "doi": paper.doi or "",
+        "links": json.dumps(paper.links),
+        "also_in": json.dumps(paper.also_in, ensure_ascii=False),
         "content_hash": paper.content_hash,
         "status": status,
     }
@@ -99,6 +105,10 @@ def paper_from_record(document: str, metadata: dict) -> Paper:
         area=metadata.get("area") or None,
         abstract=document,
         source=metadata.get("source", ""),
+        year=metadata.get("year") or None,
+        doi=metadata.get("doi") or None,
+        links=json.loads(metadata.get("links") or "[]"),
+        also_in=json.loads(metadata.get("also_in") or "[]"),
     )
 
 
@@ -239,18 +249,20 @@ class PaperIndex:
         sync: bool = False,
         rebuild: bool = False,
         on_progress: ProgressCallback | None = None,
+        files: Collection[str] | None = None,
     ) -> IngestReport:
         """Bring the index in line with `papers`: embed new or changed papers only.
 
-        Papers that were ingested from the same files but are gone now are removed; with
-        `sync`, every indexed paper not in `papers` is removed. `rebuild` drops the index
-        first (needed after changing the embedding model or chunk settings)."""
+        Papers that were ingested from the same files (`files`, by default those of
+        `papers`) but are gone now are removed; with `sync`, every indexed paper not in
+        `papers` is removed. `rebuild` drops the index first (needed after changing the
+        embedding model or chunk settings)."""
         started = time.perf_counter()
         with self._writer_lock():
             if rebuild:
                 self._drop()
             self.check_compatible()
-            report = self._apply(papers, sync, on_progress)
+            report = self._apply(papers, sync, on_progress, files)
             if report.changed or not self.manifest().get("generation"):
                 self._write_manifest(uuid.uuid4().hex)
                 self._snapshot = None
@@ -266,11 +278,15 @@ class PaperIndex:
         self._has_papers = False
 
     def _apply(
-        self, papers: Sequence[Paper], sync: bool, on_progress: ProgressCallback | None
+        self,
+        papers: Sequence[Paper],
+        sync: bool,
+        on_progress: ProgressCallback | None,
+        files: Collection[str] | None,
     ) -> IngestReport:
         records = self._records()
         wanted = {paper.paper_id: paper for paper in papers}
-        files = {paper.source.rpartition(":")[0] for paper in papers}
+        files = set(files) if files is not None else {p.source.rpartition(":")[0] for p in papers}
         stale = [
             paper_id
             for paper_id, metadata in records.items()
@@ -411,11 +427,15 @@ class PaperIndex:
         where = f"{chroma.host}_{chroma.port}" if chroma.host else "local"
         return self.settings.data_dir / "keyword" / f"{where}_{chroma.collection}"
 
-    def _build_snapshot(self, generation: str) -> KeywordSnapshot:
-        papers = [
+    def papers(self) -> list[Paper]:
+        """Every indexed paper, read from Chroma."""
+        return [
             paper_from_record(document, metadata)
             for _, document, metadata in self._all(self.paper_records, ["documents", "metadatas"])
             if metadata.get("status") == "ready"
         ]
+
+    def _build_snapshot(self, generation: str) -> KeywordSnapshot:
+        papers = self.papers()
         chunk_rows = list(self._all(self.chunks, ["documents", "metadatas"]))
         return KeywordSnapshot.build(generation, papers, chunk_rows, keyword_text)
