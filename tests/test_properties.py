@@ -9,9 +9,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assistant.chunking import Chunker
-from assistant.corpus import Paper, normalize_whitespace, parse_seed_file
+from assistant.corpus import Paper, normalize_whitespace
 from assistant.errors import CorpusError
 from assistant.grounding import parse_citations, split_claims
+from assistant.readers import seeds
 from assistant.settings import ChunkSettings
 from assistant.text import sentence_spans, split_sentences
 
@@ -48,18 +49,18 @@ def test_citation_parser_keeps_numbers_in_range(text, n_sources):
 
 @FAST
 @given(st.lists(ANY_TEXT, max_size=6), st.sampled_from(["\n\n", "\n \n", "\r\n\r\n"]))
-def test_seed_parser_returns_papers_or_a_corpus_error(paragraphs, separator):
+def test_seed_parser_returns_records_or_a_corpus_error(paragraphs, separator):
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "000_seed.txt"
         path.write_text(separator.join(["Header", *paragraphs]), encoding="utf-8")
         try:
-            papers = parse_seed_file(path)
+            records = seeds.read(path)
         except CorpusError as exc:
             assert "000_seed.txt" in str(exc)
             return
         joined = normalize_whitespace(" ".join(paragraphs))
-        for paper in papers:
-            assert paper.abstract and paper.abstract in joined
+        for record in records:
+            assert record.abstract and record.abstract in joined
 
 
 @settings(max_examples=60, deadline=None)

@@ -102,7 +102,9 @@ BROKEN = {
     "not-utf8.jsonl": b'{"title": "A", "abstract": "ok"}\n{"title": "B", "abstract": "\xe9"}\n',
     "truncated.jsonl": b'{"title": "A", "abstract": "fine"}\n{"title": "B", "abstr',
     "wrong-shape.jsonl": b'{"title": "A", "abstract": ["not", "a", "string"]}\n',
-    "duplicate.jsonl": b'{"title": "A", "abstract": "x"}\n{"title": "A", "abstract": "y"}\n',
+    "unclosed.bib": b"@misc{a, title={A}, abstract={ok}}\n@article{b,\n  title = {B,\n}\n",
+    "no-er.ris": b"TY  - JOUR\nTI  - A\nAB  - An abstract.\n",
+    "no-abstracts.bib": b"@misc{a, title={A}}\n@misc{b, title={B}}\n",
     "huge.jsonl": json.dumps({"title": "Huge", "abstract": "word " * 40_000}).encode() + b"\n",
     "empty.jsonl": b"",
 }
