@@ -97,9 +97,10 @@ def _print_ingest_report(report, location: str) -> None:
         entries = "entry" if count == 1 else "entries"
         console.print(f"{name}: {count} {entries} without an abstract skipped", highlight=False)
     if report.duplicates:
+        count = len(report.duplicates)
         console.print(
-            f"{len(report.duplicates)} papers found more than once, merged (same DOI, arXiv id "
-            "or title; the longer abstract kept):",
+            f"{count} {'paper' if count == 1 else 'papers'} found more than once, merged "
+            "(same DOI, arXiv id or title; the longer abstract kept):",
             highlight=False,
         )
     for duplicate in report.duplicates[:DUPLICATES_SHOWN]:

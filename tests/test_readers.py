@@ -17,7 +17,7 @@ from assistant.readers.latex import latex_to_text
 from bench import exports
 from bench.corpora import ABSTRACTS_2024
 
-ROWS = exports.read_rows(ABSTRACTS_2024)[::28][:200]  # 200 papers spread over both venues
+ROWS = exports.read_rows(ABSTRACTS_2024)[::27][:200]  # 200 papers spread over both venues
 
 
 def _write(folder: Path, name: str, text: str) -> Path:
