@@ -14,6 +14,7 @@ venue, area and URL, keeps the other's links, and lists where else the paper was
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import unicodedata
 from collections.abc import Collection, Iterable, Sequence
@@ -98,9 +99,12 @@ class Paper(BaseModel):
 
     @property
     def content_hash(self) -> str:
-        """Changes whenever anything that is indexed about the paper changes."""
+        """Changes whenever anything that is indexed about the paper changes (where it was
+        found counts by file, not line: moving an entry embeds nothing again)."""
         unset = {name for name in _LATER_FIELDS if not getattr(self, name)}
         payload = self.model_dump_json(exclude={"source", "also_in", *unset})
+        if self.also_in:
+            payload += json.dumps(sorted(self.source_files))
         return hashlib.sha1(payload.encode("utf-8")).hexdigest()[:16]
 
 
@@ -287,16 +291,17 @@ def load_corpus(paths: Iterable[Path], format_name: str | None = None) -> list[P
 
 
 def _as_prior(paper: Paper, files: Collection[str]) -> Paper | None:
-    """What an indexed paper brings to a new ingest of `files`: all of it when its kept
-    record came from another file; only its links and metadata (no abstract) when that file
-    is read again but duplicates were found elsewhere; nothing when every file it came from
-    is read again."""
-    if source_file(paper.source) not in files:
-        return paper
+    """What an indexed paper brings to a new ingest of `files` (what came from those files
+    is read again): all of it when its kept record came from another file; only its links
+    and metadata (no abstract) when that file is read again but duplicates were found
+    elsewhere; nothing when every file it came from is read again."""
     elsewhere = [s for s in paper.also_in if source_file(s) not in files]
+    if source_file(paper.source) not in files:
+        return paper.model_copy(update={"also_in": elsewhere})
     if not elsewhere:
         return None
-    return paper.model_copy(update={"abstract": "", "source": elsewhere[0], "also_in": elsewhere})
+    update = {"abstract": "", "source": elsewhere[0], "also_in": elsewhere[1:]}
+    return paper.model_copy(update=update)
 
 
 def merge_with_indexed(corpus: Corpus, indexed: Iterable[Paper]) -> Corpus:

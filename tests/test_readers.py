@@ -154,8 +154,8 @@ QUIRKY_BIB = r"""% Encoding: UTF-8
 }
 
 @misc{preprint2023,
-	title = {Preprints Have {\'E}prints},
-	author = {\"Ust\"un, Ahmet and \c{C}a\u{g}lar, Erdem},
+	Title = {Preprints Have {\'E}prints},
+	AUTHOR = {\"Ust\"un, Ahmet and \c{C}a\u{g}lar, Erdem},
 	publisher = {arXiv},
 	eprint = {2310.01234},
 	archivePrefix = {arXiv},

@@ -1,6 +1,7 @@
 """BibTeX (`.bib`) as Zotero, JabRef, Mendeley and Google Scholar export it, read with
-bibtexparser v2: `@string` macros resolved, `@comment`/`@preamble` ignored, names
-("Last, First and ...", "and others") split the way BibTeX does, LaTeX decoded."""
+bibtexparser v2: `@string` macros resolved, `@comment`/`@preamble` ignored, field names in
+any case, names ("Last, First and ...", "and others") split the way BibTeX does, LaTeX
+decoded."""
 
 from __future__ import annotations
 
@@ -25,9 +26,10 @@ def _entries(path: Path, text: str) -> list:
     """The file's entries, or `CorpusError` at the first block that is not valid BibTeX.
     An entry whose citation key repeats an earlier one is still a paper."""
     import bibtexparser
+    from bibtexparser.middlewares import NormalizeFieldKeys
     from bibtexparser.model import DuplicateBlockKeyBlock, Entry
 
-    library = bibtexparser.parse_string(text)
+    library = bibtexparser.parse_string(text, append_middleware=[NormalizeFieldKeys()])
     entries = list(library.entries)
     for block in library.failed_blocks:
         if isinstance(block, DuplicateBlockKeyBlock) and isinstance(
