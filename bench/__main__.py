@@ -1,4 +1,5 @@
-"""`python -m bench [retrieval|answers|all] [--quick]`: run, print the tables, save the JSON."""
+"""`python -m bench [retrieval|answers|formats|all] [--quick]`: run, print the tables, save
+the JSON."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pathlib import Path
 from rich.console import Console
 
 from .corpora import answer_questions, dev_questions
-from .report import answer_rows, print_table, retrieval_rows, targets
+from .report import answer_rows, format_rows, print_table, retrieval_rows, targets
 from .runner import SYSTEMS, cold_seconds, run_worker
 from .stats import load_average
 
@@ -64,6 +65,12 @@ def run_answers(workdir: Path, rounds: int) -> dict:
     return part
 
 
+def run_formats(workdir: Path, rounds: int) -> dict:
+    """BibTeX against JSONL ingest of the same corpus, citeqa only (in one process)."""
+    progress.log(f"formats: citeqa, {rounds} round(s) … (load {load_average()})")
+    return run_worker("formats", "citeqa", workdir, ["--rounds", str(rounds)])
+
+
 def report(results: dict) -> None:
     """Print the tables and the targets' tally; add the targets to `results`."""
     rows = []
@@ -74,6 +81,10 @@ def report(results: dict) -> None:
     if "answers" in results:
         part = answer_rows(results["answers"])
         print_table(console, "Answers", "llama-index CitationQueryEngine", part)
+        rows += part
+    if "formats" in results:
+        part = format_rows(results["formats"])
+        print_table(console, "Formats (citeqa)", "JSONL", part, ours="BibTeX (Zotero-style)")
         rows += part
     results["targets"] = targets(rows)
     passed = sum(target["passed"] for target in results["targets"])
@@ -94,13 +105,21 @@ def save(results: dict, stamp: str) -> Path:
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    parser.add_argument("part", nargs="?", default="all", choices=("retrieval", "answers", "all"))
+    parser.add_argument(
+        "part", nargs="?", default="all", choices=("retrieval", "answers", "formats", "all")
+    )
     parser.add_argument("--quick", action="store_true", help="skip the 5,564-abstract parts")
     parser.add_argument(
         "--answer-rounds",
         type=int,
         default=3,
         help="passes over the ~15 answer questions (the local model is slow on a busy machine)",
+    )
+    parser.add_argument(
+        "--format-rounds",
+        type=int,
+        default=1,
+        help="full ingests of the 5,564 abstracts per format (about 5 minutes each)",
     )
     args = parser.parse_args()
     stamp = datetime.now().strftime("%Y%m%dT%H%M%S")
@@ -112,6 +131,9 @@ def main() -> None:
             save(results, stamp)  # a later failure keeps what was measured
         if args.part in ("answers", "all"):
             results["answers"] = run_answers(Path(workdir), args.answer_rounds)
+            save(results, stamp)
+        if args.part in ("formats", "all"):
+            results["formats"] = run_formats(Path(workdir), args.format_rounds)
     results["seconds"] = time.perf_counter() - started
     results["load_end"] = load_average()
     report(results)

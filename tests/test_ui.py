@@ -25,7 +25,7 @@ from gradio_client.exceptions import AppError, AuthenticationError
 
 from assistant import Assistant, Settings, SettingsError
 from assistant.settings import LLMSettings, UISettings
-from ui.app import Handlers, login, start
+from ui.app import PAPER_COLUMNS, Handlers, login, start
 
 # Gradio's queue calls pandas APIs that pandas 3 deprecates; nothing citeqa can change.
 pytestmark = pytest.mark.filterwarnings("ignore::Warning:gradio.queueing")
@@ -315,6 +315,15 @@ def test_browser_shows_markup_in_abstracts_as_text(tmp_path, tab):
         assert tab.dialogs == []
     finally:
         demo.close()
+
+
+def test_papers_tab_shows_year_and_source_file(assistant):
+    rows = Handlers(assistant).papers_table()
+    assert len(rows) == 76
+    columns = {name: index for index, name in enumerate(PAPER_COLUMNS)}
+    galore = next(row for row in rows if row[columns["Title"]].startswith("GaLore"))
+    assert galore[columns["Year"]] == "2024"
+    assert galore[columns["Source"]] == "002_dd853e16227fe37a.txt"
 
 
 def test_non_loopback_host_without_login_is_refused(tmp_path):
