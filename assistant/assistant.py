@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from .answer import Answer
 from .backends import EXTRACTIVE, resolve_name
-from .corpus import Paper, load_corpus, shipped_seeds_dir
+from .corpus import Paper, merge_with_indexed, read_corpus, shipped_seeds_dir
 from .errors import CorpusError, QuestionError
 from .index import IngestReport, PaperIndex, ProgressCallback
 from .retrieval import Filters, Hit, HybridRetriever, Mode
@@ -52,19 +52,33 @@ class Assistant:
         sync: bool = False,
         rebuild: bool = False,
         on_progress: ProgressCallback | None = None,
+        format_name: str | None = None,
     ) -> IngestReport:
-        """Parse `paths` (default: the shipped seeds) and bring the index in line with them.
+        """Parse `paths` (default: the shipped seeds; format by extension, or `format_name`)
+        and bring the index in line with them.
 
         Everything is parsed before the index is touched: a broken file raises
-        `CorpusError` and leaves the index as it was."""
+        `CorpusError` and leaves the index as it was. The same paper from several records
+        (in these files, or indexed earlier from other files) is merged into one; the
+        report lists those duplicates and the entries skipped for lacking an abstract."""
         files = [Path(p) for p in paths] if paths else [shipped_seeds_dir()]
         try:
-            papers = load_corpus(files)
+            corpus = read_corpus(files, format_name)
         except OSError as exc:  # e.g. a path too long to look up, an unreadable folder
             raise CorpusError(
                 exc.filename or files[0], f"cannot be read ({exc.strerror})"
             ) from None
-        return self.index.ingest(papers, sync=sync, rebuild=rebuild, on_progress=on_progress)
+        if not (sync or rebuild or self.index.is_empty()):
+            corpus = merge_with_indexed(corpus, self.index.papers())
+        report = self.index.ingest(
+            corpus.papers,
+            sync=sync,
+            rebuild=rebuild,
+            on_progress=on_progress,
+            files=corpus.files,
+        )
+        report.skipped, report.duplicates = corpus.skipped, corpus.duplicates
+        return report
 
     def ensure_index(self) -> None:
         """Ingest the shipped seeds if the index is empty, so a first question just works."""
@@ -79,11 +93,13 @@ class Assistant:
         venue: str | None = None,
         author: str | None = None,
         area: str | None = None,
+        year: int | None = None,
+        source: str | None = None,
         mode: Mode = "hybrid",
     ) -> list[Hit]:
         """The `k` best chunks for `question`, best first (hybrid dense + keyword by default)."""
         question = self.check_question(question)
-        filters = checked_filters(venue, author, area)
+        filters = checked_filters(venue, author, area, year, source)
         k = checked_k(k)
         self.ensure_index()
         return self.retriever.search(question, k, filters, mode)
@@ -98,6 +114,8 @@ class Assistant:
         venue: str | None = None,
         author: str | None = None,
         area: str | None = None,
+        year: int | None = None,
+        source: str | None = None,
         fallback: bool = True,
     ) -> Answer:
         """Answer `question` with verified, cited sentences (or a refusal).
@@ -116,6 +134,8 @@ class Assistant:
             venue=venue,
             author=author,
             area=area,
+            year=year,
+            source=source,
             fallback=fallback,
         ):
             if isinstance(piece, Answer):
@@ -133,13 +153,15 @@ class Assistant:
         venue: str | None = None,
         author: str | None = None,
         area: str | None = None,
+        year: int | None = None,
+        source: str | None = None,
         fallback: bool = True,
     ) -> Iterator[str | Answer]:
         """Like `ask`, but yields the generated text in pieces as it arrives, then the
         final verified `Answer` (whose text may differ: unsupported sentences removed)."""
         question = self.check_question(question)
         name = resolve_name(backend, self.settings)
-        filters = checked_filters(venue, author, area)
+        filters = checked_filters(venue, author, area, year, source)
         k = checked_k(k)
         self.ensure_index()
         yield from self.answerer.stream(question, history, name, k, filters, fallback)
@@ -151,10 +173,11 @@ class Assistant:
             return f"{name}: ready (quotes the papers; no language model)"
         return f"{name}: {self.answerer.backend(name).status()}"
 
-    def papers(self) -> list[Paper]:
-        """Every indexed paper."""
+    def papers(self, filters: Filters | None = None) -> list[Paper]:
+        """Every indexed paper (that `filters` accepts)."""
         self.ensure_index()
-        return list(self.index.snapshot().papers.values())
+        papers = self.index.snapshot().papers.values()
+        return [paper for paper in papers if filters is None or filters.matches(paper)]
 
     def check_question(self, question: str) -> str:
         """The question stripped, or `QuestionError` if it is empty, too long or has no words."""
@@ -182,10 +205,18 @@ def checked_k(k: object) -> int | None:
     return int(k)
 
 
-def checked_filters(venue: object, author: object, area: object) -> Filters:
-    """The filters, each stripped text or None (blank: no filter); `QuestionError` otherwise."""
-    given = {"venue": venue, "author": author, "area": area}
-    for name, value in given.items():
+def checked_filters(
+    venue: object, author: object, area: object, year: object = None, source: object = None
+) -> Filters:
+    """The filters, text stripped or None (blank: no filter) and the year a whole number or
+    None; `QuestionError` otherwise."""
+    texts = {"venue": venue, "author": author, "area": area, "source": source}
+    for name, value in texts.items():
         if value is not None and not isinstance(value, str):
             raise QuestionError(f"the {name} filter must be text; got {reprlib.repr(value)}")
-    return Filters(**{name: (value or "").strip() or None for name, value in given.items()})
+    if year is not None and (isinstance(year, bool) or not isinstance(year, numbers.Integral)):
+        raise QuestionError(f"the year filter must be a whole number; got {reprlib.repr(year)}")
+    return Filters(
+        **{name: (value or "").strip() or None for name, value in texts.items()},
+        year=None if year is None else int(year),
+    )

@@ -16,8 +16,9 @@ from rich.table import Table
 from typer.core import TyperGroup
 
 from .answer import read_as, reference
-from .corpus import short_authors
+from .corpus import Paper, short_authors, source_file
 from .errors import CiteqaError
+from .readers import FORMAT_NAMES
 
 if TYPE_CHECKING:
     from .evaluation import EvalReport, Thresholds
@@ -65,6 +66,10 @@ K = Annotated[int | None, typer.Option("--k", "-k", min=1, max=50, help="How man
 Venue = Annotated[str | None, typer.Option(help="Only papers whose venue contains this.")]
 Author = Annotated[str | None, typer.Option(help="Only papers with an author matching this.")]
 Area = Annotated[str | None, typer.Option(help="Only papers whose area contains this.")]
+Year = Annotated[int | None, typer.Option(help="Only papers of this year.")]
+Source = Annotated[
+    str | None, typer.Option(help="Only papers from a file whose name contains this.")
+]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 
 
@@ -110,12 +115,51 @@ def _progress():
     )
 
 
+DUPLICATES_SHOWN = 10
+
+
+def _print_ingest_report(report, location: str) -> None:
+    console.print(
+        f"{report.added} added, {report.updated} updated, {report.removed} removed, "
+        f"{report.unchanged} unchanged papers; {report.chunks_written} chunks written, "
+        f"{report.chunks_removed} removed in {report.seconds:.1f} s ({location})",
+        highlight=False,
+    )
+    for name, count in report.skipped.items():
+        entries = "entry" if count == 1 else "entries"
+        console.print(
+            f"{name}: {count} {entries} without an abstract skipped", highlight=False, markup=False
+        )
+    if report.duplicates:
+        count = len(report.duplicates)
+        console.print(
+            f"{count} {'paper' if count == 1 else 'papers'} found more than once, merged "
+            "(same DOI, arXiv id or title; the longer abstract kept):",
+            highlight=False,
+        )
+    for duplicate in report.duplicates[:DUPLICATES_SHOWN]:
+        console.print(f"  {duplicate.describe()}", highlight=False, markup=False)
+    if len(report.duplicates) > DUPLICATES_SHOWN:
+        console.print(f"  … and {len(report.duplicates) - DUPLICATES_SHOWN} more", highlight=False)
+
+
 @app.command()
 @friendly_errors
 def ingest(
     paths: Annotated[
         list[Path] | None,
-        typer.Argument(help="Seed .txt files, .jsonl corpora or folders (default: shipped seeds)."),
+        typer.Argument(
+            help="Files or folders: .bib, .ris, .json (CSL-JSON, OpenReview), .jsonl (citeqa, "
+            "arXiv, OpenReview), seed .txt (default: the shipped seeds)."
+        ),
+    ] = None,
+    format_name: Annotated[
+        str | None,
+        typer.Option(
+            "--format",
+            help=f"Read every file as this format ({', '.join(FORMAT_NAMES)}); "
+            "default: by extension and content.",
+        ),
     ] = None,
     sync: Annotated[bool, typer.Option(help="Also remove indexed papers not in PATHS.")] = False,
     rebuild: Annotated[bool, typer.Option(help="Drop the index and build it anew.")] = False,
@@ -128,13 +172,10 @@ def ingest(
         def on_progress(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
 
-        report = assistant.ingest(paths, sync=sync, rebuild=rebuild, on_progress=on_progress)
-    console.print(
-        f"{report.added} added, {report.updated} updated, {report.removed} removed, "
-        f"{report.unchanged} unchanged papers; {report.chunks_written} chunks written, "
-        f"{report.chunks_removed} removed in {report.seconds:.1f} s "
-        f"({assistant.index.location})"
-    )
+        report = assistant.ingest(
+            paths, sync=sync, rebuild=rebuild, on_progress=on_progress, format_name=format_name
+        )
+    _print_ingest_report(report, assistant.index.location)
 
 
 @app.command()
@@ -145,10 +186,14 @@ def search(
     venue: Venue = None,
     author: Author = None,
     area: Area = None,
+    year: Year = None,
+    source: Source = None,
     as_json: AsJson = False,
 ) -> None:
     """Show the passages that best match QUESTION (hybrid dense + keyword retrieval)."""
-    hits = _assistant().search(question, k, venue=venue, author=author, area=area)
+    hits = _assistant().search(
+        question, k, venue=venue, author=author, area=area, year=year, source=source
+    )
     if as_json:
         _print_json([hit.model_dump() for hit in hits])
         return
@@ -164,19 +209,44 @@ def search(
         console.print(f"   {hit.text}", highlight=False, markup=False)
 
 
+def paper_json(paper: Paper) -> dict:
+    """A paper as `papers --json` prints it."""
+    fields = {"paper_id", "title", "authors", "venue", "url", "abstract", "area", "doi", "links"}
+    return {
+        **paper.model_dump(include=fields),
+        "year": paper.publication_year,
+        "source": source_file(paper.source),
+        "also_in": paper.source_files[1:],
+    }
+
+
 @app.command()
 @friendly_errors
-def papers(as_json: AsJson = False) -> None:
-    """List the indexed papers."""
-    listed = sorted(_assistant().papers(), key=lambda paper: paper.display_title.casefold())
+def papers(
+    venue: Venue = None,
+    author: Author = None,
+    area: Area = None,
+    year: Year = None,
+    source: Source = None,
+    as_json: AsJson = False,
+) -> None:
+    """List the indexed papers (optionally only those the filters accept)."""
+    from .assistant import checked_filters
+
+    chosen = _assistant().papers(checked_filters(venue, author, area, year, source))
+    listed = sorted(chosen, key=lambda paper: paper.display_title.casefold())
     if as_json:
-        fields = {"paper_id", "title", "authors", "venue", "url", "abstract", "area"}
-        _print_json([paper.model_dump(include=fields) for paper in listed])
+        _print_json([paper_json(paper) for paper in listed])
         return
-    table = Table("id", "title", "authors", "venue", show_lines=False)
+    table = Table("id", "title", "authors", "venue", "year", "source", show_lines=False)
     for paper in listed:
         table.add_row(
-            paper.paper_id, paper.display_title, short_authors(paper.authors), paper.venue or ""
+            paper.paper_id,
+            paper.display_title,
+            short_authors(paper.authors),
+            paper.venue or "",
+            str(paper.publication_year or ""),
+            ", ".join(paper.source_files),
         )
     console.print(table)
     console.print(f"{len(listed)} papers")
@@ -227,14 +297,15 @@ def ask(
     venue: Venue = None,
     author: Author = None,
     area: Area = None,
+    year: Year = None,
+    source: Source = None,
     as_json: AsJson = False,
 ) -> None:
     """Answer QUESTION with cited sentences, each verified against its source."""
     assistant = _assistant()
+    filters = {"venue": venue, "author": author, "area": area, "year": year, "source": source}
     with errors.status("answering…"):
-        answer = assistant.ask(
-            question, backend=backend, k=k, venue=venue, author=author, area=area
-        )
+        answer = assistant.ask(question, backend=backend, k=k, **filters)
     if as_json:
         _print_json(answer.to_json())
     else:

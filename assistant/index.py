@@ -30,7 +30,7 @@ import logging
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property, wraps
@@ -42,7 +42,7 @@ import numpy as np
 from chromadb.errors import ChromaError, InternalError, NotFoundError
 
 from .chunking import Chunk, Chunker
-from .corpus import Paper
+from .corpus import Duplicate, Paper
 from .embeddings import Embedder, make_embedder
 from .errors import CiteqaError, IndexMismatchError, IndexUnavailableError
 from .keyword import KeywordSnapshot
@@ -78,6 +78,8 @@ class IngestReport:
     chunks_removed: int = 0
     seconds: float = 0.0
     removed_ids: list[str] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)  # file -> entries without abstract
+    duplicates: list[Duplicate] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -162,6 +164,10 @@ def _paper_metadata(paper: Paper, status: str) -> dict:
         "area": paper.area or "",
         "source": paper.source,
         "source_file": paper.source.rpartition(":")[0],
+        "year": paper.year or 0,
+        "doi": paper.doi or "",
+        "links": json.dumps(paper.links),
+        "also_in": json.dumps(paper.also_in, ensure_ascii=False),
         "content_hash": paper.content_hash,
         "status": status,
     }
@@ -194,6 +200,10 @@ def paper_from_record(document: str, metadata: dict) -> Paper:
         area=metadata.get("area") or None,
         abstract=document,
         source=metadata.get("source", ""),
+        year=metadata.get("year") or None,
+        doi=metadata.get("doi") or None,
+        links=json.loads(metadata.get("links") or "[]"),
+        also_in=json.loads(metadata.get("also_in") or "[]"),
     )
 
 
@@ -402,13 +412,15 @@ class PaperIndex:
         sync: bool = False,
         rebuild: bool = False,
         on_progress: ProgressCallback | None = None,
+        files: Collection[str] | None = None,
     ) -> IngestReport:
         """Bring the index in line with `papers`: embed new or changed papers only.
 
-        Papers that were ingested from the same files but are gone now are removed; with
-        `sync`, every indexed paper not in `papers` is removed. `rebuild` builds the index
-        anew beside the old one, which stays in use until the new one is complete (needed
-        after changing the embedding model or chunk settings)."""
+        Papers that were ingested from the same files (`files`, by default those of
+        `papers`) but are gone now are removed; with `sync`, every indexed paper not in
+        `papers` is removed. `rebuild` builds the index anew beside the old one, which stays
+        in use until the new one is complete (needed after changing the embedding model or
+        chunk settings)."""
         started = time.perf_counter()
         with self._writer_lock():
             live = self._live()
@@ -422,7 +434,7 @@ class PaperIndex:
             else:
                 self._check(live.manifest)
                 build = self._open(live.build, create=True)
-            report = self._apply(build, papers, sync, on_progress)
+            report = self._apply(build, papers, sync, on_progress, files)
             if report.changed or rebuild or live is None or not live.generation:
                 self._publish(build)
         report.seconds = time.perf_counter() - started
@@ -446,10 +458,11 @@ class PaperIndex:
         papers: Sequence[Paper],
         sync: bool,
         on_progress: ProgressCallback | None,
+        files: Collection[str] | None,
     ) -> IngestReport:
         records = self._records(build)
         wanted = {paper.paper_id: paper for paper in papers}
-        files = {paper.source.rpartition(":")[0] for paper in papers}
+        files = set(files) if files is not None else {p.source.rpartition(":")[0] for p in papers}
         stale = [
             paper_id
             for paper_id, metadata in records.items()
@@ -637,11 +650,22 @@ class PaperIndex:
         where = f"{chroma.host}_{chroma.port}" if chroma.host else "local"
         return self.settings.data_dir / "keyword" / f"{where}_{chroma.collection}"
 
-    def _build_snapshot(self, build: _Build, generation: str) -> KeywordSnapshot:
-        papers = [
+    @_plain_errors
+    def papers(self) -> list[Paper]:
+        """Every paper of the live build that is ready, read from Chroma (an ingest merges
+        new records with them; searches read `snapshot` instead)."""
+        return self._read_live(
+            lambda live: self._ready_papers(self._open(live.build)) if live else []
+        )
+
+    def _ready_papers(self, build: _Build) -> list[Paper]:
+        return [
             paper_from_record(document, metadata)
             for _, document, metadata in self._all(build.papers, ["documents", "metadatas"])
             if metadata.get("status") == "ready"
         ]
+
+    def _build_snapshot(self, build: _Build, generation: str) -> KeywordSnapshot:
+        papers = self._ready_papers(build)
         chunk_rows = list(self._all(build.chunks, ["documents", "metadatas"]))
         return KeywordSnapshot.from_rows(generation, build.name, papers, chunk_rows, keyword_text)

@@ -48,26 +48,37 @@ class Hit(PaperRef):
 
 @dataclass(frozen=True)
 class Filters:
-    """Case-insensitive substring filters on paper metadata, and a set of allowed paper
-    ids (from the authors, venue or year a question names); None means no filter."""
+    """Filters on paper metadata; None means no filter. Text filters are case-insensitive
+    substrings (`source`: of any file the paper was found in); `year` is exact;
+    `paper_ids` is the set of papers the authors, venue or year a question names allow."""
 
     venue: str | None = None
     author: str | None = None
     area: str | None = None
+    year: int | None = None
+    source: str | None = None
     paper_ids: frozenset[str] | None = None
 
     def active(self) -> bool:
-        return any((self.venue, self.author, self.area)) or self.paper_ids is not None
+        return (
+            any((self.venue, self.author, self.area, self.year, self.source))
+            or self.paper_ids is not None
+        )
 
     def matches(self, paper: Paper) -> bool:
         def contains(value: str | None, needle: str | None) -> bool:
             return needle is None or needle.casefold() in (value or "").casefold()
 
+        def any_contains(values: list[str], needle: str | None) -> bool:
+            return needle is None or any(contains(value, needle) for value in values)
+
         return (
             (self.paper_ids is None or paper.paper_id in self.paper_ids)
             and contains(paper.venue, self.venue)
             and contains(paper.area, self.area)
-            and (self.author is None or any(contains(name, self.author) for name in paper.authors))
+            and any_contains(paper.authors, self.author)
+            and any_contains(paper.source_files, self.source)
+            and (self.year is None or paper.publication_year == self.year)
         )
 
 

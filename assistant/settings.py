@@ -205,7 +205,7 @@ class Settings(BaseSettings):
         path = _expanded(path)
         existing = next((p for p in (path, *path.parents) if os.path.lexists(p)), None)
         if existing is not None and not os.path.isdir(existing):
-            raise ValueError(f"{existing} is not a directory")
+            raise ValueError(f"cannot use the data directory {path}: {existing} is not a directory")
         return path
 
     @classmethod

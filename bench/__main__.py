@@ -1,4 +1,5 @@
-"""`python -m bench [retrieval|answers|all] [--quick]`: run, print the tables, save the JSON."""
+"""`python -m bench [retrieval|answers|formats|all] [--quick]`: run, print the tables, save
+the JSON."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from rich.console import Console
 
 from . import verify
 from .corpora import answer_questions, dev_questions
-from .report import answer_rows, print_table, retrieval_rows, targets, verify_rows
+from .report import answer_rows, format_rows, print_table, retrieval_rows, targets, verify_rows
 from .runner import SYSTEMS, cold_seconds, run_worker
 from .stats import load_average
 
@@ -65,6 +66,12 @@ def run_answers(workdir: Path, rounds: int) -> dict:
     return part
 
 
+def run_formats(workdir: Path, rounds: int) -> dict:
+    """BibTeX against JSONL ingest of the same corpus, citeqa only (in one process)."""
+    progress.log(f"formats: citeqa, {rounds} round(s) … (load {load_average()})")
+    return run_worker("formats", "citeqa", workdir, ["--rounds", str(rounds)])
+
+
 def report(results: dict) -> None:
     """Print the tables and the targets' tally; add the targets to `results`."""
     rows = []
@@ -79,6 +86,9 @@ def report(results: dict) -> None:
     if "verify" in results:
         part = verify_rows(results["verify"])
         print_table(console, "Verification and extractive answers", "—", part)
+    if "formats" in results:
+        part = format_rows(results["formats"])
+        print_table(console, "Formats (citeqa)", "JSONL", part, ours="BibTeX (Zotero-style)")
         rows += part
     results["targets"] = targets(rows)
     passed = sum(target["passed"] for target in results["targets"])
@@ -100,7 +110,10 @@ def save(results: dict, stamp: str) -> Path:
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument(
-        "part", nargs="?", default="all", choices=("retrieval", "answers", "verify", "all")
+        "part",
+        nargs="?",
+        default="all",
+        choices=("retrieval", "answers", "verify", "formats", "all"),
     )
     parser.add_argument("--quick", action="store_true", help="skip the 5,564-abstract parts")
     parser.add_argument(
@@ -108,6 +121,12 @@ def main() -> None:
         type=int,
         default=3,
         help="passes over the ~15 answer questions (the local model is slow on a busy machine)",
+    )
+    parser.add_argument(
+        "--format-rounds",
+        type=int,
+        default=1,
+        help="full ingests of the 5,564 abstracts per format (about 5 minutes each)",
     )
     args = parser.parse_args()
     stamp = datetime.now().strftime("%Y%m%dT%H%M%S")
@@ -123,6 +142,8 @@ def main() -> None:
         if args.part in ("verify", "all"):
             progress.log(f"verify … (load {load_average()})")
             results["verify"] = verify.run()
+        if args.part in ("formats", "all"):
+            results["formats"] = run_formats(Path(workdir), args.format_rounds)
     results["seconds"] = time.perf_counter() - started
     results["load_end"] = load_average()
     report(results)

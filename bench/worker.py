@@ -1,7 +1,7 @@
 """One system's benchmark in its own process, so its peak memory is its own.
 
-`python -m bench.worker {retrieval,answers} {citeqa,llama-index} WORKDIR OUT.json [--quick]
-[--answer-rounds N]`
+`python -m bench.worker {retrieval,answers,formats} {citeqa,llama-index} WORKDIR OUT.json
+[--quick] [--answer-rounds N] [--rounds N]`
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 from assistant import Settings, load_corpus
 from assistant.backends.local import LocalBackend, measure_tokens_per_second
 
+from . import exports
 from .corpora import ABSTRACTS_2024, SEEDS, DevQuestion, answer_questions, dev_questions
 from .stats import load_average, median, peak_rss_mb, seconds, summary_ms
 from .systems import CiteqaSystem, LlamaIndexSystem, Searcher, System, make_system
@@ -24,6 +25,7 @@ SEED_RUNS = 3
 RETRIEVAL_ROUNDS = 5
 TOKENS_RUNS = 3
 TOKENS_PROMPT = "Explain in a short paragraph what a neural network's loss function is."
+PARSE_RUNS = 3
 
 Asker = Callable[[str], str]
 """A question -> what became of it: `answered`, `refused`, `fallback` or `empty`."""
@@ -179,7 +181,39 @@ def answers(name: str, workdir: Path, options: argparse.Namespace) -> dict:
     return result
 
 
-TASKS = {"retrieval": retrieval, "answers": answers}
+# ---- formats ----------------------------------------------------------------------------
+
+
+def formats(name: str, workdir: Path, options: argparse.Namespace) -> dict:
+    """The 5,564 abstracts as citeqa's JSONL and as a Zotero-style BibTeX export: parse
+    times (median of `PARSE_RUNS`) and full ingests into fresh indexes, `options.rounds`
+    of each, alternating which format goes first."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    bib = workdir / "abstracts_2024.bib"
+    bib.write_text(exports.bibtex(exports.read_rows(ABSTRACTS_2024)), encoding="utf-8")
+    files = {"jsonl": ABSTRACTS_2024, "bibtex": bib}
+    result: dict = {"system": name, "load_start": load_average(), "bib_bytes": bib.stat().st_size}
+    result["papers"] = {label: len(load_corpus([path])) for label, path in files.items()}
+    result["parse_s"] = {
+        label: [seconds(lambda path=path: load_corpus([path])) for _ in range(PARSE_RUNS)]
+        for label, path in files.items()
+    }
+    result["ingest_s"] = {label: [] for label in files}
+    result["embedded_texts"] = {label: [] for label in files}
+    for round_number in range(options.rounds):
+        order = list(files) if round_number % 2 == 0 else list(reversed(files))
+        for label in order:
+            system = make_system(name, workdir / f"{label}-{round_number}")
+            result["ingest_s"][label].append(
+                seconds(lambda s=system, p=files[label]: s.ingest([p]))
+            )
+            result["embedded_texts"][label].append(system.embedder.texts)
+    result["peak_rss_mb"] = peak_rss_mb()
+    result["load_end"] = load_average()
+    return result
+
+
+TASKS = {"retrieval": retrieval, "answers": answers, "formats": formats}
 
 
 def main() -> None:
@@ -190,6 +224,7 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--answer-rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args()
     result = TASKS[args.task](args.system, args.workdir / args.system, args)
     args.out.write_text(json.dumps(result, indent=2))

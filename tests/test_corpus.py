@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
 
 import pytest
 
-from assistant import CorpusError, load_corpus
-from assistant.corpus import MAX_ABSTRACT_CHARS, make_paper_id, shipped_seeds_dir
+from assistant import CorpusError, Paper, load_corpus
+from assistant.corpus import (
+    MAX_ABSTRACT_CHARS,
+    Duplicate,
+    make_paper_id,
+    read_corpus,
+    shipped_seeds_dir,
+)
+from bench.corpora import ABSTRACTS_2024
 
 SEEDS = shipped_seeds_dir()
 
@@ -97,7 +105,6 @@ def test_jsonl_corpus_with_the_fields_of_abstracts_2024(tmp_path):
         (b'{"title": "A", "abstract": "ok"}\n["a list"]\n', "JSON object", 2),
         (b'{"title": "A", "abstract": 5}\n', "abstract", 1),
         (b'{"title": "A", "abstract": "x", "authors": 3}\n', "authors", 1),
-        (b'{"title": "A", "abstract": "x"}\n{"title": "A", "abstract": "y"}\n', "duplicate", 2),
         (b"", "empty", None),
         (b"  \n\n", "empty", None),
     ],
@@ -119,11 +126,96 @@ def test_huge_abstract_is_rejected(tmp_path):
         load_corpus([path])
 
 
-def test_a_paper_in_two_files_is_kept_once(tmp_path):
+def test_a_paper_in_two_files_is_kept_once_and_reported_with_both_sources(tmp_path):
     for name in ("a.jsonl", "b.jsonl"):
         (tmp_path / name).write_text(json.dumps({"title": "Same", "abstract": name}) + "\n")
-    papers = load_corpus([tmp_path / "a.jsonl", tmp_path / "b.jsonl"])
-    assert [p.abstract for p in papers] == ["a.jsonl"]
+    corpus = read_corpus([tmp_path / "a.jsonl", tmp_path / "b.jsonl"])
+    assert [p.abstract for p in corpus.papers] == ["a.jsonl"]  # a tie: the first read is kept
+    assert corpus.duplicates == [Duplicate("Same", "a.jsonl:1", ("b.jsonl:1",), "title")]
+    assert corpus.papers[0].also_in == ["b.jsonl:1"]
+
+
+def test_a_paper_twice_in_one_file_is_merged_not_rejected(tmp_path):
+    path = tmp_path / "twice.jsonl"
+    rows = [{"title": "A", "abstract": "short"}, {"title": "a ", "abstract": "the longer one"}]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    corpus = read_corpus([path])
+    assert [p.abstract for p in corpus.papers] == ["the longer one"]
+    assert corpus.duplicates[0].kept == "twice.jsonl:2"
+
+
+def _bib(tmp_path: Path) -> Path:
+    path = tmp_path / "mine.bib"
+    path.write_text(
+        "@inproceedings{p,\n  title = {The Published Title},\n  author = {Doe, Jane},\n"
+        "  booktitle = {ICML 2024},\n  doi = {10.5555/pub.1},\n  url = {https://pub.org/1},\n"
+        "  abstract = {Short abstract.},\n}\n"
+    )
+    return path
+
+
+def test_same_paper_matched_by_doi_then_arxiv_id_despite_other_titles(tmp_path):
+    csl = tmp_path / "zotero.json"
+    csl.write_text(
+        json.dumps(
+            [
+                {
+                    "title": "Preprint Title, Version One",
+                    "DOI": "https://doi.org/10.5555/PUB.1",
+                    "URL": "https://arxiv.org/abs/2401.00001v2",
+                    "abstract": "A somewhat longer abstract than the others.",
+                }
+            ]
+        )
+    )
+    arxiv = tmp_path / "arxiv.jsonl"
+    arxiv.write_text(
+        json.dumps(
+            {
+                "id": "2401.00001",
+                "title": "Yet Another Title",
+                "abstract": "Mid abstract.",
+                "categories": "cs.LG",
+                "authors": "Jane Doe",
+            }
+        )
+        + "\n"
+    )
+    corpus = read_corpus([_bib(tmp_path), csl, arxiv])
+    (paper,) = corpus.papers
+    assert paper.abstract == "A somewhat longer abstract than the others."
+    assert paper.title == "Preprint Title, Version One" and paper.source == "zotero.json:1"
+    assert paper.paper_id == read_corpus([_bib(tmp_path)]).papers[0].paper_id  # first read
+    assert paper.doi == "10.5555/PUB.1" and paper.venue == "ICML 2024" and paper.year is None
+    assert paper.url == "https://arxiv.org/abs/2401.00001v2"
+    assert paper.links == ["https://pub.org/1", "https://arxiv.org/abs/2401.00001"]
+    assert paper.area == "cs.LG" and paper.also_in == ["mine.bib:1", "arxiv.jsonl:1"]
+    (duplicate,) = corpus.duplicates
+    assert duplicate.matched_by == "DOI" and duplicate.merged == ("mine.bib:1", "arxiv.jsonl:1")
+
+
+def test_new_fields_leave_the_content_hash_of_existing_papers_alone():
+    # values computed before year, doi, links and also_in existed: an index built then
+    # must not embed its papers again
+    seeds = load_corpus([SEEDS])
+    galore = next(p for p in seeds if p.title and p.title.startswith("GaLore"))
+    assert galore.content_hash == "1e308b47637f081c"
+    digest = hashlib.sha1("".join(p.content_hash for p in seeds).encode()).hexdigest()
+    assert digest == "b4edede29d24a5c0426ccab6f113cf866037286c"
+    big = load_corpus([ABSTRACTS_2024])
+    digest = hashlib.sha1("".join(p.content_hash for p in big).encode()).hexdigest()
+    assert (len(big), digest) == (5564, "ffbd10c93173fe039c36e929486a7af7580d5c81")
+    assert galore.model_copy(update={"year": 2024}).content_hash != galore.content_hash
+    # where duplicates were found counts by file, not line
+    found_at = [galore.model_copy(update={"also_in": [f"x.bib:{n}"]}) for n in (1, 9)]
+    assert found_at[0].content_hash == found_at[1].content_hash != galore.content_hash
+
+
+def test_publication_year_falls_back_to_the_venue():
+    paper = Paper(paper_id="p", abstract="a", venue="NeurIPS 2024")
+    assert paper.publication_year == 2024
+    assert paper.model_copy(update={"year": 2023}).publication_year == 2023
+    assert Paper(paper_id="p", abstract="a", venue="Nature 123").publication_year is None
 
 
 def test_missing_path_is_a_clear_error(tmp_path):

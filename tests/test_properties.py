@@ -16,8 +16,9 @@ from typer.testing import CliRunner
 from assistant.answering.claims import parse_citations, read_draft
 from assistant.chunking import Chunker
 from assistant.cli import app
-from assistant.corpus import Paper, load_corpus, normalize_whitespace, parse_seed_file
+from assistant.corpus import Paper, load_corpus, normalize_whitespace
 from assistant.errors import CorpusError
+from assistant.readers import seeds
 from assistant.settings import ChunkSettings
 from assistant.text import sentence_spans, split_sentences
 
@@ -53,18 +54,18 @@ def test_citation_parser_keeps_numbers_in_range(text, n_sources):
 
 @FAST
 @given(st.lists(ANY_TEXT, max_size=6), st.sampled_from(["\n\n", "\n \n", "\r\n\r\n"]))
-def test_seed_parser_returns_papers_or_a_corpus_error(paragraphs, separator):
+def test_seed_parser_returns_records_or_a_corpus_error(paragraphs, separator):
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "000_seed.txt"
         path.write_text(separator.join(["Header", *paragraphs]), encoding="utf-8")
         try:
-            papers = parse_seed_file(path)
+            records = seeds.read(path)
         except CorpusError as exc:
             assert "000_seed.txt" in str(exc)
             return
         joined = normalize_whitespace(" ".join(paragraphs))
-        for paper in papers:
-            assert paper.abstract and paper.abstract in joined
+        for record in records:
+            assert record.abstract and record.abstract in joined
 
 
 @settings(max_examples=60, deadline=None)
@@ -115,15 +116,64 @@ SEED_TXT = st.one_of(
     .map(str.encode),
     st.binary(max_size=200),
 )
+FIELD_TEXT = st.text(max_size=40)  # braces, quotes, backslashes and newlines included
+BIB_ENTRY = st.builds(
+    "@article{{k{}, title = {{{}}}, author = {{{}}}, year = {}, abstract = {{{}}}}}".format,
+    st.integers(0, 99),
+    FIELD_TEXT,
+    FIELD_TEXT,
+    st.one_of(st.integers(), st.text(max_size=6)),
+    SENTENCE,
+)
+RIS_ENTRY = st.builds(
+    "TY  - JOUR\nTI  - {}\nAU  - {}\nPY  - {}\nAB  - {}\nER  - \n".format,
+    FIELD_TEXT,
+    FIELD_TEXT,
+    st.text(max_size=6),
+    SENTENCE,
+)
+
+
+def _openreview(value: st.SearchStrategy) -> st.SearchStrategy:
+    """A field of an OpenReview note: plain (API 1), wrapped (API 2), or of a wrong type."""
+    return st.one_of(value, value.map(lambda v: {"value": v}), JSON_VALUE)
+
+
+NOTE = st.fixed_dictionaries(
+    {
+        "content": st.fixed_dictionaries(
+            {"title": _openreview(FIELD_TEXT), "abstract": _openreview(SENTENCE)}
+        ),
+        # milliseconds since 1970: a real one, far out of range, or not a number at all
+        "pdate": st.one_of(st.sampled_from([1.7e12, 1e300, 10**20]), st.floats(), JSON_VALUE),
+    },
+    optional={"forum": JSON_VALUE},
+)
+
+
+def _export(entries) -> st.SearchStrategy[bytes]:
+    """Files of well-formed entries (whose fields may still be garbage), text, or bytes."""
+    return st.one_of(entries, st.text(max_size=200).map(str.encode), st.binary(max_size=200))
+
+
+BIB = _export(st.lists(BIB_ENTRY, min_size=1, max_size=3).map("\n\n".join).map(str.encode))
+RIS = _export(st.lists(RIS_ENTRY, min_size=1, max_size=3).map("\n".join).map(str.encode))
+JSON_EXPORT = st.one_of(
+    st.lists(NOTE, min_size=1, max_size=2).map(json.dumps).map(str.encode), JSONL
+)
 CORPUS_FILE = st.one_of(
-    st.tuples(st.just("corpus.jsonl"), JSONL), st.tuples(st.just("000_seed.txt"), SEED_TXT)
+    st.tuples(st.just("corpus.jsonl"), JSONL),
+    st.tuples(st.just("000_seed.txt"), SEED_TXT),
+    st.tuples(st.just("library.bib"), BIB),
+    st.tuples(st.just("export.ris"), RIS),
+    st.tuples(st.just("export.json"), JSON_EXPORT),
 )
 
 
 def test_any_corpus_file_gives_papers_or_a_corpus_error(tmp_path):
     outcomes = Counter()
 
-    @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(CORPUS_FILE)
     def parse(corpus_file):
         name, data = corpus_file
@@ -162,17 +212,25 @@ SEARCH_ARGS = st.tuples(
     st.lists(
         st.one_of(
             st.tuples(st.sampled_from(["--k", "-k"]), OPTION_VALUE),
-            st.tuples(st.sampled_from(["--venue", "--author", "--area"]), st.text(max_size=20)),
+            st.tuples(
+                st.sampled_from(["--venue", "--author", "--area", "--source"]), st.text(max_size=20)
+            ),
+            st.tuples(st.just("--year"), OPTION_VALUE),
             st.tuples(st.sampled_from(["--json", "--nope", "-x"])),
         ),
         max_size=3,
     ),
 ).map(lambda case: ["search", case[0], *(part for option in case[1] for part in option)])
 INGEST_ARGS = st.tuples(
-    st.lists(st.sampled_from(["--sync", "--rebuild", "--json"]), max_size=2, unique=True),
+    st.lists(
+        st.sampled_from(["--sync", "--rebuild", "--json", "--format=bibtex", "--format=nope"]),
+        max_size=2,
+        unique=True,
+    ),
     st.lists(st.one_of(st.just("@corpus"), TEXT_ARG.map("nx-{}".format)), min_size=1, max_size=2),
 ).map(lambda case: ["ingest", *case[0], *case[1]])
-PAPERS_ARGS = st.lists(st.sampled_from(["--json", "--all", "extra"]), max_size=2).map(
+PAPERS_OPTIONS = ["--json", "--all", "extra", "--year=2024", "--year=last", "--source=seed"]
+PAPERS_ARGS = st.lists(st.sampled_from(PAPERS_OPTIONS), max_size=2).map(
     lambda options: ["papers", *options]
 )
 DATA_DIRS = st.sampled_from(["index", "index", "index", "a-file", "a-file/below", "/proc/x"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -114,7 +115,9 @@ BROKEN = {
     "not-utf8.jsonl": b'{"title": "A", "abstract": "ok"}\n{"title": "B", "abstract": "\xe9"}\n',
     "truncated.jsonl": b'{"title": "A", "abstract": "fine"}\n{"title": "B", "abstr',
     "wrong-shape.jsonl": b'{"title": "A", "abstract": ["not", "a", "string"]}\n',
-    "duplicate.jsonl": b'{"title": "A", "abstract": "x"}\n{"title": "A", "abstract": "y"}\n',
+    "unclosed.bib": b"@misc{a, title={A}, abstract={ok}}\n@article{b,\n  title = {B,\n}\n",
+    "no-er.ris": b"TY  - JOUR\nTI  - A\nAB  - An abstract.\n",
+    "no-abstracts.bib": b"@misc{a, title={A}}\n@misc{b, title={B}}\n",
     "huge.jsonl": json.dumps({"title": "Huge", "abstract": "word " * 40_000}).encode() + b"\n",
     "empty.jsonl": b"",
 }
@@ -176,15 +179,14 @@ def _in_a_read_only_view(folder, *command: str) -> list[str]:
     return ["unshare", "-m", "sh", "-c", script, str(folder), *command]
 
 
-@pytest.mark.parametrize(
-    ("command", "needle"),
-    [(["search", "neural collapse"], "readonly database"), (["ingest"], "Read-only file system")],
-)
-def test_an_index_on_a_read_only_path_is_one_sentence(fresh_dir, command, needle):
+@pytest.mark.parametrize("command", [["search", "neural collapse"], ["ingest"]])
+def test_an_index_on_a_read_only_path_is_one_sentence(fresh_dir, command):
     argv = _in_a_read_only_view(fresh_dir, sys.executable, "-m", "assistant", *command)
     env = {**os.environ, "CITEQA_DATA_DIR": str(fresh_dir)}
     result = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
-    assert_one_clear_error(result, needle)
+    assert_one_clear_error(result)
+    # SQLite ("readonly database") or the file system ("Read-only file system") says it first
+    assert re.search(r"read-?only", result.stderr, re.IGNORECASE), result.stderr
 
 
 def test_an_unreadable_data_directory_is_one_sentence(fresh_dir, tmp_path):

@@ -238,7 +238,11 @@ def _load(env: dict[str, str], cwd: Path | None = None) -> Settings:
             {"CITEQA_RETRIEVALK": "3"},
             "unknown environment variable CITEQA_RETRIEVALK (did you mean CITEQA_RETRIEVAL__K?)",
         ),
-        (b"", {"CITEQA_DATA_DIR": "/etc/passwd"}, "'data_dir': /etc/passwd is not a directory"),
+        (
+            b"",
+            {"CITEQA_DATA_DIR": "/etc/passwd"},
+            "'data_dir': cannot use the data directory /etc/passwd",
+        ),
     ],
 )
 def test_each_source_problem_is_one_sentence(tmp_path, content, env, needle):

@@ -29,7 +29,7 @@ from assistant.answer import contract_problems, read_as
 from assistant.answering.passages import is_instruction
 from assistant.display import markdown_text
 from assistant.settings import LLMSettings, UISettings
-from ui.app import INSTRUCTION_TITLE, Handlers, login, render_abstract, start
+from ui.app import INSTRUCTION_TITLE, PAPER_COLUMNS, Handlers, login, render_abstract, start
 
 # Gradio's queue calls pandas APIs that pandas 3 deprecates; nothing citeqa can change.
 pytestmark = pytest.mark.filterwarnings("ignore::Warning:gradio.queueing")
@@ -512,6 +512,15 @@ def test_browser_marks_instructions_in_the_evidence(tmp_path, tab):
         assert not _foreign(tab)
     finally:
         demo.close()
+
+
+def test_papers_tab_shows_year_and_source_file(assistant):
+    rows = Handlers(assistant).papers_table()
+    assert len(rows) == 76
+    columns = {name: index for index, name in enumerate(PAPER_COLUMNS)}
+    galore = next(row for row in rows if row[columns["Title"]].startswith("GaLore"))
+    assert galore[columns["Year"]] == "2024"
+    assert galore[columns["Source"]] == "002_dd853e16227fe37a.txt"
 
 
 def test_non_loopback_host_without_login_is_refused(tmp_path):

@@ -49,7 +49,7 @@ THEME = gr.themes.Soft(
     font=["system-ui", "Segoe UI", "Roboto", "Helvetica Neue", "Arial", "sans-serif"],
     font_mono=["ui-monospace", "SFMono-Regular", "Menlo", "Consolas", "monospace"],
 )
-PAPER_COLUMNS = ["Title", "Authors", "Venue", "Area"]
+PAPER_COLUMNS = ["Title", "Authors", "Venue", "Year", "Area", "Source"]
 # Math the chat's KaTeX renders ("$$" before "$", so that display math is found first).
 LATEX_DELIMITERS = [
     {"left": "$$", "right": "$$", "display": True},
@@ -361,10 +361,18 @@ class Handlers:
             return str(exc)
 
     def papers_table(self) -> list[list[str]]:
-        """Title, authors, venue and area of every indexed paper, by title."""
+        """Title, authors, venue, year, area and source files of every indexed paper, by
+        title."""
         papers = sorted(self.assistant.papers(), key=lambda paper: paper.display_title.casefold())
         return [
-            [paper.display_title, ", ".join(paper.authors), paper.venue or "", paper.area or ""]
+            [
+                paper.display_title,
+                ", ".join(paper.authors),
+                paper.venue or "",
+                str(paper.publication_year or ""),
+                paper.area or "",
+                ", ".join(paper.source_files),
+            ]
             for paper in papers
         ]
 
@@ -485,7 +493,7 @@ def _papers_tab(demo: gr.Blocks, handlers: Handlers) -> None:
         interactive=False,
         show_search="search",
         wrap=True,
-        column_widths=["40%", "35%", "15%", "10%"],
+        column_widths=["34%", "28%", "12%", "6%", "10%", "10%"],
         max_height=640,
     )
     demo.load(handlers.papers_table, None, papers, **PRIVATE)
