@@ -157,7 +157,8 @@ class Catalog:
             for word in _NAME_WORD.findall(paper.venue):
                 if word[:1].isupper():
                     self.venue_words[fold(word)] = word
-            self.years.update(_YEAR.findall(paper.venue))
+        if paper.publication_year is not None:
+            self.years.add(str(paper.publication_year))
         text = f"{paper.title or ''} {paper.abstract}"
         for word in tokens(text):
             if looks_like_name(word) and len(word) > 2:
@@ -415,7 +416,11 @@ def _restriction(
         matching = {
             paper_id
             for paper_id, paper in catalog.papers.items()
-            if value.casefold() in (paper.venue or "").casefold()
+            if (
+                str(paper.publication_year) == value
+                if label == "year"
+                else value.casefold() in (paper.venue or "").casefold()
+            )
         }
         narrowed = matching if allowed is None else allowed & matching
         if narrowed:
