@@ -179,6 +179,10 @@ def test_a_killed_ingest_never_shows_papers_that_papers_does_not_list(fresh_dir,
     more = {paper.paper_id for paper in load_corpus([corpus])}
     queries = [paper.title for paper in load_corpus([corpus])[:12]]
     seeds = {paper.paper_id for paper in load_corpus([shipped_seeds_dir()])}
+    # a seed that more.jsonl also holds, with a longer abstract, is replaced by that record:
+    # while its new version is written it is hidden, like any paper not yet complete
+    kept = seeds - more
+    assert len(kept) > len(seeds) / 2
     index = Assistant(Settings(data_dir=fresh_dir)).index
     rng, killed = random.Random(3), 0
     for _ in range(3):
@@ -188,7 +192,7 @@ def test_a_killed_ingest_never_shows_papers_that_papers_does_not_list(fresh_dir,
         killed += kill_when(
             process, lambda before=before: index.count_chunks() > before + 100, rng.uniform(0, 2)
         )
-        assert seeds <= visible_state(fresh_dir, queries) <= seeds | more
+        assert kept <= visible_state(fresh_dir, queries) <= seeds | more
         shutil.rmtree(fresh_dir / "keyword")  # the same with the snapshot rebuilt from Chroma
-        assert seeds <= visible_state(fresh_dir, queries) <= seeds | more
+        assert kept <= visible_state(fresh_dir, queries) <= seeds | more
     assert killed, "every ingest finished before it could be killed; nothing was tested"

@@ -68,7 +68,7 @@ def response_from_answer(answer: Answer, abstracts: Mapping[str, str] | None = N
         refused=answer.refused,
         sentences=tuple(
             CitedSentence(
-                sentence.display,
+                sentence.text,
                 tuple(by_number[n].snippet for n in sentence.citations),
                 tuple(by_number[n].paper_id for n in sentence.citations),
             )
