@@ -1,4 +1,4 @@
-"""`python -m bench [retrieval|answers|formats|all] [--quick]`: run, print the tables, save
+"""`python -m bench [retrieval|answers|verify|formats|all] [--quick]`: run, print the tables, save
 the JSON."""
 
 from __future__ import annotations
@@ -86,6 +86,7 @@ def report(results: dict) -> None:
     if "verify" in results:
         part = verify_rows(results["verify"])
         print_table(console, "Verification and extractive answers", "—", part)
+        rows += part
     if "formats" in results:
         part = format_rows(results["formats"])
         print_table(console, "Formats (citeqa)", "JSONL", part, ours="BibTeX (Zotero-style)")

@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,7 +31,6 @@ from ..display import plain_text
 from ..embeddings import CachedEmbedder, make_scoring_embedder
 from ..errors import BackendError
 from ..lexicon import QUESTION_WORDS, content_stems, has_quantity
-from ..openai_api import ApiEndpoint
 from ..prompts import load_prompt, render
 from ..retrieval import Filters, Hit, HybridRetriever
 from ..settings import Settings
@@ -42,6 +42,9 @@ from .question import Catalog, Question, analyse
 from .relevance import RelevanceScorer
 from .support import SupportScorer
 from .verify import LLMVerifier, LocalVerifier, Verification, Verifier
+
+if TYPE_CHECKING:
+    from ..openai_api import ApiEndpoint
 
 _FOLLOW_UP = re.compile(
     r"\b(it|its|they|them|their|this|that|these|those|he|she|his|her|the (paper|method|"
@@ -456,6 +459,8 @@ def _substantive(claim: Claim, question: Question) -> bool:
 
 
 def _endpoint(settings: Settings) -> ApiEndpoint:
+    from ..openai_api import ApiEndpoint  # openai loads in ~1 s: only for the LLM verifier
+
     llm = settings.llm
     return ApiEndpoint(llm.base_url, llm.api_key, llm.model, llm.timeout, llm.max_retries)
 

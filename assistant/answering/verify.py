@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import BackendError
-from ..openai_api import ApiEndpoint
 from ..prompts import render
 from .checks import POLARITY_CHECKS, analyse, problems
 from .claims import Claim, Draft, DraftSentence, Evidence, opener_count
 from .passages import PaperText, Sentence
 from .question import Question
 from .support import Support, SupportScorer
+
+if TYPE_CHECKING:
+    from ..openai_api import ApiEndpoint
 
 _AUXILIARY = re.compile(
     r"^\s*(?:according to [^,]+,\s*)?(?:is|are|was|were|do|does|did|can|could|would|should|"
