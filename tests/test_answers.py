@@ -12,7 +12,9 @@ from fake_openai_server import Behaviour
 
 from assistant import Assistant, BackendError, Settings
 from assistant.answer import JSON_KEYS, REFUSAL, Answer, contract_problems
-from assistant.answering.claims import parse_citations, read_draft
+from assistant.answering.claims import Claim, parse_citations, read_draft
+from assistant.answering.pipeline import _substantive
+from assistant.answering.question import Catalog, analyse
 from assistant.settings import AnswerSettings, LLMSettings
 from assistant.text import count_tokens, sentence_spans
 
@@ -353,3 +355,20 @@ def test_a_refusal_lists_the_closest_papers(assistant):
     assert answer.refused and answer.answer == REFUSAL
     assert answer.citations == [] and answer.sources
     assert_contract(answer, assistant)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "answers"),
+    [
+        ("Hybrid Neural ODE-based Models: Neural ODEs in (", False),
+        ("The CARE enzyme benchmark defines two tasks: 1.", False),
+        ("Our code is hosted on GitHub: https://github.com/x/y.", False),
+        ("Which papers study neural collapse, and in what settings.", False),
+        ("Neural collapse is studied in deep regularized ResNets and transformers.", True),
+        ("GaLore reduces optimizer memory by 65.5% for LLaMA 7B.", True),
+    ],
+)
+def test_fragments_code_links_and_restatements_are_not_answers(sentence, answers):
+    question = "Which papers study neural collapse, and in what settings?"
+    understood = analyse(question, question, Catalog([]))
+    assert _substantive(Claim(sentence), understood) is answers

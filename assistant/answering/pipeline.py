@@ -51,9 +51,13 @@ _FOLLOW_UP = re.compile(
     r"model|approach|authors?))\b|^(and|what about|how about|also)\b",
     re.IGNORECASE,
 )
-# A generated sentence shorter than this, or ending in ":" or an enumerator, is a fragment.
+# A generated sentence shorter than this, or cut off (ending in ":", an enumerator, an open
+# bracket or a function word), is a fragment.
 _MIN_WORDS = 5
-_FRAGMENT_END = re.compile(r"(?::|\b\d{1,2}\.|\(\d{1,2}\))\s*$")
+_FRAGMENT_END = re.compile(
+    r"(?::|[(\[{,;]|\b\d{1,2}\.|\(\d{1,2}\)"
+    r"|\b(?:in|of|and|or|the|a|an|to|for|with|by|on|as|from|such as)\.?)\s*$"
+)
 # A generated answer stays when its best sentence addresses the question at least this
 # share as well as the extractive answer's best (chosen on the dev halves: faithful strong-
 # model answers pass, the 135M model's vague sentences do not).
@@ -452,7 +456,8 @@ def _substantive(claim: Claim, question: Question) -> bool:
     """Not a fragment ("are: 1."), a code link or availability note, nor the question
     restated (every content word from the question, no figure added)."""
     text = claim.text.rstrip()
-    if len(text.split()) < _MIN_WORDS or _FRAGMENT_END.search(text) or is_boilerplate(text):
+    cut_off = _FRAGMENT_END.search(text) or text.count("(") > text.count(")")
+    if len(text.split()) < _MIN_WORDS or cut_off or is_boilerplate(text):
         return False
     asked = content_stems(question.standalone, QUESTION_WORDS)
     return not content_stems(text, QUESTION_WORDS) <= asked or has_quantity(text)
