@@ -162,7 +162,8 @@ def plot(report: EvalReport, path: Path) -> None:
         axes.set_title(metric)
         axes.set_xticks(x, types, rotation=35, ha="right")
         axes.set_ylim(0, 1.05)
-    figure.axes[0].legend(loc="lower left", fontsize="small")
+    if by_type:
+        figure.axes[0].legend(loc="lower left", fontsize="small")
     for axes in grid[2]:
         axes.set_axis_off()
     if report.verifier is not None:
