@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -266,15 +266,10 @@ class Answerer:
             and self._paper_relevance(question, paper)
             >= self.settings.answer.min_sentence_relevance
         }
-        kept: list[Claim] = []
-        for claim in reversed(claims):
-            if claim.kind == "claim":
-                keep = bool(set(claim.papers) & on_topic) and _substantive(claim, question)
-            else:
-                keep = bool(kept) and kept[-1].kind == "claim"
-            if keep:
-                kept.append(claim)
-        return kept[::-1]
+        return _with_framing(
+            claims,
+            lambda claim: bool(set(claim.papers) & on_topic) and _substantive(claim, question),
+        )
 
     def standing_alone(self, claims: list[Claim], papers: list[PaperText]) -> list[Claim]:
         """For a weak backend, the claims their evidence spans support with no words given
@@ -291,12 +286,7 @@ class Answerer:
             for claim, support in zip(checked, self.scorer.check_many(pairs), strict=True)
             if support.supported
         }
-        kept: list[Claim] = []
-        for claim in reversed(claims):
-            keep = id(claim) in standing if claim.kind == "claim" else bool(kept)
-            if keep:
-                kept.append(claim)
-        return kept[::-1]
+        return _with_framing(claims, lambda claim: id(claim) in standing)
 
     def _paper_relevance(self, question: Question, paper: PaperText) -> float:
         sentences = [sentence.text for sentence in paper.supporting()]
@@ -450,6 +440,17 @@ class Answerer:
             citations=citations,
             **common,
         )
+
+
+def _with_framing(claims: list[Claim], keeps: Callable[[Claim], bool]) -> list[Claim]:
+    """The claims `keeps` accepts, with each opener or framing sentence that the claim
+    right after it (as kept) still follows."""
+    kept: list[Claim] = []
+    for claim in reversed(claims):
+        follows = bool(kept) and kept[-1].kind == "claim"
+        if keeps(claim) if claim.kind == "claim" else follows:
+            kept.append(claim)
+    return kept[::-1]
 
 
 def _substantive(claim: Claim, question: Question) -> bool:
