@@ -11,9 +11,8 @@ from typing import Protocol
 import numpy as np
 
 from .errors import SettingsError
+from .lexicon import MINILM_TOKENIZER_FILE
 from .settings import EmbeddingSettings
-
-_TOKENIZER_FILE = Path(__file__).parent / "resources" / "minilm_tokenizer.json"
 
 
 class Embedder(Protocol):
@@ -59,7 +58,7 @@ class OnnxMiniLMEmbedder:
     def _tokenizer(self):
         from tokenizers import Tokenizer
 
-        tokenizer = Tokenizer.from_file(str(_TOKENIZER_FILE))
+        tokenizer = Tokenizer.from_file(str(MINILM_TOKENIZER_FILE))
         tokenizer.enable_truncation(max_length=self.max_tokens)
         tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         return tokenizer

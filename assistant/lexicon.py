@@ -5,9 +5,14 @@ these functions, so a word counts the same way everywhere."""
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from functools import cache, lru_cache
+from pathlib import Path
+
+# The embedding model's WordPiece tokenizer; its whole-word entries are everyday English.
+MINILM_TOKENIZER_FILE = Path(__file__).parent / "resources" / "minilm_tokenizer.json"
 
 
 def word_set(listing: str) -> frozenset[str]:
@@ -156,3 +161,12 @@ def fold(text: str) -> str:
     """Lower case without diacritics: 'Thiébaut' -> 'thiebaut'."""
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).casefold()
+
+
+@cache
+def common_words() -> frozenset[str]:
+    """Everyday English words: the whole words of the embedding model's WordPiece
+    vocabulary (about 20,000 of the most frequent). A question may use one in its own
+    wording ("later", "keep") without naming a topic, unlike "watermarking"."""
+    vocabulary = json.loads(MINILM_TOKENIZER_FILE.read_text(encoding="utf-8"))["model"]["vocab"]
+    return frozenset(word for word in vocabulary if word.isalpha())

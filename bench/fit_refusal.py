@@ -1,9 +1,12 @@
 """Fit the refusal model of `assistant/answering/plans/refusal.py` on labelled questions.
 
-    python -m bench.fit_refusal eval/questions_dev.jsonl eval/questions.jsonl
+    python -m bench.fit_refusal eval/questions_dev.jsonl eval/questions.jsonl \
+        eval/questions_test.jsonl
 
 Prints the weights to paste into refusal.py, and leave-one-out accuracy on answerable and
-unanswerable questions. Never give it the test half."""
+unanswerable questions. Never give it a held-out set that has not been scored yet
+(`questions_test.jsonl` became fitting data once its report was committed;
+`questions_test2.jsonl` is held out)."""
 
 from __future__ import annotations
 

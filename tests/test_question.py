@@ -116,3 +116,12 @@ def test_what_was_understood_is_part_of_the_answer_json():
     data = understood("Summarize the ICML 2024 work by Yann LeCun.").to_json()
     assert data["intent"] == "summary" and data["authors"] == ["Yann LeCun"]
     assert data["venue"] == "ICML" and data["year"] == "2024" and data["papers"] == ["ssl"]
+
+
+def test_words_no_paper_uses_are_unfamiliar_unless_everyday_english():
+    off_topic = understood("Which methods watermark text for later detection?")
+    assert off_topic.unfamiliar_words == ("watermark",)  # "later", "detection": everyday words
+    assert 0 < off_topic.unfamiliar_share < 1
+    assert off_topic.to_json()["unfamiliar_words"] == ["watermark"]
+    on_topic = understood("How much memory does GaLore save when training?")
+    assert on_topic.unfamiliar_words == () and on_topic.unfamiliar_share == 0

@@ -10,8 +10,9 @@ words) or by a method name only a few papers mention."""
 
 from __future__ import annotations
 
+import math
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -20,6 +21,7 @@ from ..corpus import Paper
 from ..lexicon import (
     QUESTION_WORDS,
     STOPWORDS,
+    common_words,
     content_stems,
     fold,
     looks_like_name,
@@ -108,6 +110,7 @@ _VAGUE_THINGS = frozenset(
         "class",
     ]
 )
+_NOT_CONTENT = STOPWORDS | QUESTION_WORDS
 _AUTHOR_CUE = re.compile(r"\b(?:by|from|authors?|et al|co-?authors?|wrote|written)\b", re.I)
 _YEAR = re.compile(r"\b(19[5-9]\d|20\d\d)\b")
 _NAME_WORD = re.compile(r"[^\W\d_][\w'’.\-]*")
@@ -142,6 +145,7 @@ class Catalog:
         self.title_stems: dict[str, set[str]] = {}
         self.short_titles: dict[str, str] = {}
         self.title_phrases: dict[str, set[str]] = defaultdict(set)
+        self.document_frequency: Counter[str] = Counter()
         for paper in self.papers.values():
             self._add(paper)
 
@@ -160,6 +164,7 @@ class Catalog:
         if paper.publication_year is not None:
             self.years.add(str(paper.publication_year))
         text = f"{paper.title or ''} {paper.abstract}"
+        self.document_frequency.update(content_stems(text))
         for word in tokens(text):
             if looks_like_name(word) and len(word) > 2:
                 self.names[_name_key(word)].add(paper.paper_id)
@@ -235,6 +240,22 @@ class Catalog:
                 named |= papers
         return named, list(dict.fromkeys(names))
 
+    def unfamiliar(self, question: str) -> tuple[tuple[str, ...], float]:
+        """The question's content words that no indexed paper uses and that are not
+        everyday English, and their share of its content words, each weighted by its
+        inverse document frequency: a question about a topic the collection lacks
+        ("watermarking") has a large share, one in the asker's own words ("later") not."""
+        asked = content_stems(question, _NOT_CONTENT)
+        if not asked:
+            return (), 0.0
+        count = len(self.papers) + 1
+        weight = {s: math.log(count / (self.document_frequency[s] + 0.5)) for s in asked}
+        everyday = {stem(w.lower()) for w in tokens(question) if w.lower() in common_words()}
+        unknown = {s for s in asked if not self.document_frequency[s]} - everyday
+        words = [w for w in tokens(question) if stem(w.lower()) in unknown]
+        share = sum(weight[s] for s in unknown) / sum(weight.values())
+        return tuple(dict.fromkeys(words)), share
+
 
 def _runs(folded: str, longest: int = 4) -> list[str]:
     """Every run of one to `longest` words of a folded text, as written ('y. lecun')."""
@@ -299,6 +320,8 @@ class Question:
     asked_for: frozenset[str] = frozenset()
     wants_number: bool = False
     which_paper: bool = False
+    unfamiliar_words: tuple[str, ...] = ()
+    unfamiliar_share: float = 0.0
     notes: tuple[str, ...] = field(default=())
 
     @property
@@ -320,6 +343,7 @@ class Question:
             "year": self.year,
             "papers": sorted(self.named_papers | (self.paper_ids or frozenset())),
             "names": list(self.names),
+            "unfamiliar_words": list(self.unfamiliar_words),
             "notes": list(self.notes),
         }
 
@@ -380,11 +404,13 @@ def analyse(question: str, standalone: str, catalog: Catalog) -> Question:
     which = _WHICH_PAPER.search(asked)
     if intent == "fact" and authors and allowed and not _ASKED_FOR.search(asked):
         intent = "summary"
+    search_text = _without_metadata(standalone, authors, venue, year)
+    unfamiliar_words, unfamiliar_share = catalog.unfamiliar(search_text)
     return Question(
         text=question,
         standalone=standalone,
         intent=intent,
-        search_text=_without_metadata(standalone, authors, venue, year),
+        search_text=search_text,
         authors=tuple(match.name for match in authors),
         venue=venue,
         year=year,
@@ -394,6 +420,8 @@ def analyse(question: str, standalone: str, catalog: Catalog) -> Question:
         asked_for=_asked_for(asked),
         wants_number=intent == "number" or bool(_QUANTITY.search(asked)),
         which_paper=bool(which) and which.group(1).lower() in ("paper", "work", "study", "article"),
+        unfamiliar_words=unfamiliar_words,
+        unfamiliar_share=unfamiliar_share,
         notes=tuple(notes),
     )
 
