@@ -366,6 +366,7 @@ def test_a_refusal_lists_the_closest_papers(assistant):
         ("Which papers study neural collapse, and in what settings.", False),
         ("Neural collapse is studied in deep regularized ResNets and transformers.", True),
         ("GaLore reduces optimizer memory by 65.5% for LLaMA 7B.", True),
+        ("A tighter analysis improves their approximation ratio from 4 to 3.", True),
     ],
 )
 def test_fragments_code_links_and_restatements_are_not_answers(sentence, answers):

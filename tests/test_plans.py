@@ -82,12 +82,14 @@ def test_a_list_gives_one_line_per_paper_after_a_count_true_by_construction(comp
     assert all(line.text.startswith(("We propose", "In this paper")) for line in lines)
 
 
-def test_a_summary_of_an_authors_paper_gives_problem_contribution_result(composer):
+def test_a_summary_of_an_authors_paper_gives_problem_contribution_how_result(composer):
     understood, claims = compose(composer, "Summarize the work by grace hopper.")
     assert understood.intent == "summary" and understood.authors == ("Grace Hopper",)
-    assert [claim.papers for claim in claims] == [("foo",)] * 3
+    assert [claim.papers for claim in claims] == [("foo",)] * 4
     assert claims[0].text == "Graph compression matters for large networks."
     assert claims[1].text.startswith("We propose FooNet")
+    assert claims[2].text.startswith("FooNet saves memory")
+    assert claims[3].text == "It cuts storage by 37% on three benchmarks."
 
 
 def test_a_comparison_quotes_each_named_paper_under_its_title(composer):

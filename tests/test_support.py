@@ -84,6 +84,15 @@ def test_an_absolute_the_passage_does_not_make_is_unsupported(scorer):
     assert not verdict.supported and "says more than" in verdict.reason
 
 
+def test_an_absolute_the_passage_softens_is_unsupported(scorer):
+    passage = "C-Flat boosts continual-learning performance in almost all cases."
+    assert scorer.check(
+        "C-Flat boosts continual-learning performance in almost all cases.", passage
+    ).supported
+    verdict = scorer.check("C-Flat boosts continual-learning performance in all cases.", passage)
+    assert not verdict.supported and "says more than" in verdict.reason
+
+
 def test_swapped_counts_are_unsupported(scorer):
     passage = "We evaluate on three datasets and four language models."
     assert scorer.check("It is evaluated on three datasets and four models.", passage).supported
@@ -129,3 +138,36 @@ def test_check_many_equals_check_one_by_one(scorer):
     pairs += [(PARAPHRASE, VERBATIM), (rows[0]["claim"], PASSAGE)]
     assert scorer.check_many(pairs) == [scorer.check(claim, passage) for claim, passage in pairs]
     assert scorer.check_many([]) == []
+
+
+@pytest.mark.parametrize(
+    ("question", "claim", "stance"),
+    [
+        (
+            "Does E-RLHF add training cost compared with RLHF?",
+            "E-RLHF brings no additional training cost.",
+            False,
+        ),
+        (
+            "Do evidential deep learning methods provide reliable uncertainty quantification?",
+            "EDL methods do well on downstream tasks despite their poor uncertainty "
+            "quantification.",
+            False,
+        ),
+        (
+            "Does reshuffling the validation splits improve generalization?",
+            "Reshuffling the resampling splits often improves generalization to unseen data.",
+            True,
+        ),
+        (
+            "Do label queries give a non-trivial improvement over passive learning?",
+            "Any active learner needs a pool of 2^poly(d) examples to beat it.",
+            None,
+        ),
+    ],
+)
+def test_a_claim_says_yes_no_or_neither_to_a_yes_no_question(question, claim, stance):
+    from assistant.answering.question import Catalog, analyse
+    from assistant.answering.verify import _stance
+
+    assert _stance(analyse(question, question, Catalog([])), claim) is stance

@@ -36,7 +36,7 @@ _OPPOSITES = (
         "fast faster fastest quick quickly rapid rapidly accelerate accelerates",
         "slow slower slowly",
     ),
-    ("strong stronger strongest good", "weak weaker weakest poor poorer bad"),
+    ("strong stronger strongest good reliable reliably", "weak weaker weakest poor poorer bad"),
     (
         "easy easier easily efficient efficiently tractable feasible possible",
         "hard harder difficult difficulty intractable infeasible impossible inefficient hardness",
@@ -63,7 +63,7 @@ _OPPOSITES = (
     ("always", "never sometimes rarely occasionally"),
     ("homogeneous", "heterogeneous"),
     ("balanced", "imbalanced"),
-    ("single", "multiple several"),
+    ("single", "multiple several multi"),
     ("first earliest", "last latest final"),
     ("upper", "lower"),
     ("satisfy satisfies satisfying meet meets respect respects", "exceed exceeds violate violates"),
@@ -334,14 +334,24 @@ def _absolute_groups() -> dict[str, frozenset[str]]:
     return groups
 
 
+# Words that soften an absolute right after them: "almost all cases" is not "all cases".
+_SOFTENERS = frozenset({"almost", "nearly", "virtually", "practically", "mostly"})
+
+
 def _absolute_problem(claim: _Text, passage: _Text) -> str | None:
-    """'all', 'always', 'never', 'completely' where the evidence says nothing as strong."""
+    """'all', 'always', 'never', 'completely' where the evidence says nothing as strong
+    (an absolute it softens, "almost all", is not as strong)."""
     groups = _absolute_groups()
-    for term in claim.terms:
+    strong = {term.stem for term in _unsoftened(passage.terms) if term.stem in groups}
+    for term in _unsoftened(claim.terms):
         group = groups.get(term.stem)
-        if group and not term.negated and not group & passage.stems:
+        if group and not term.negated and not group & strong:
             return f"'{term.word}' says more than the passage"
     return None
+
+
+def _unsoftened(terms: tuple[_Term, ...]) -> list[_Term]:
+    return [term for at, term in enumerate(terms) if not (at and terms[at - 1].word in _SOFTENERS)]
 
 
 def _name_problem(claim: _Text, passage: _Text) -> str | None:

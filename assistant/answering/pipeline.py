@@ -51,11 +51,11 @@ _FOLLOW_UP = re.compile(
     r"model|approach|authors?))\b|^(and|what about|how about|also)\b",
     re.IGNORECASE,
 )
-# A generated sentence shorter than this, or cut off (ending in ":", an enumerator, an open
-# bracket or a function word), is a fragment.
+# A generated sentence shorter than this, or cut off (ending in ":", an enumerator after a
+# colon, an open bracket or a function word), is a fragment; "improves from 4 to 3." is not.
 _MIN_WORDS = 5
 _FRAGMENT_END = re.compile(
-    r"(?::|[(\[{,;]|\b\d{1,2}\.|\(\d{1,2}\)"
+    r"(?::|[(\[{,;]|:\s*\(?\d{1,2}[.)]|\(\d{1,2}\)"
     r"|\b(?:in|of|and|or|the|a|an|to|for|with|by|on|as|from|such as)\.?)\s*$"
 )
 # A generated answer stays when its best sentence addresses the question at least this

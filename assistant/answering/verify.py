@@ -253,20 +253,35 @@ def _opener_verdict(question: Question, opener: DraftSentence, after: list[Verdi
     first = after[0].claim
     if first is None:
         return Verdict(opener, None, "the claim it answers with was removed")
-    affirms = _affirms(question, first.text)
-    if affirms == (opener.opener == "yes"):
+    stance = _stance(question, first.text)
+    if stance is None:
+        claim = Claim(opener.text, first.evidence, kind="opener")
+        return Verdict(opener, claim, "the claim after it stands and decides the question")
+    if stance == (opener.opener == "yes"):
         claim = Claim(opener.text, first.evidence, kind="opener")
         return Verdict(opener, claim, "agrees with the claim after it")
     return Verdict(opener, None, f"'{opener.text}' contradicts the claim after it")
 
 
-def _affirms(question: Question, claim: str) -> bool:
-    """Whether `claim` answers the yes/no `question` with yes: no negation, opposite or
-    swapped comparison separates the question's statement from the claim, and the claim
-    negates none of the statement's words ("brings no additional training cost" answers
-    "Does it add training cost?" with no)."""
+# A claim that has at least this share of the yes/no question's content words restates
+# its statement, so its polarity says yes or no; one with fewer answers in other words
+# ("a pool of 2^poly(d) samples is needed") and only polarity clashes can show a wrong
+# opener. Set on the dev half's openers: restating claims share 0.43-0.75, others 0.12.
+RESTATING_SHARE = 0.3
+
+
+def _stance(question: Question, claim: str) -> bool | None:
+    """Whether `claim` answers the yes/no `question` with yes (True) or no (False), or
+    None when it neither restates the question's statement nor clashes with it. A
+    negation, opposite or swapped comparison between the statement and the claim, or the
+    claim negating one of the statement's words ("brings no additional training cost"
+    answers "Does it add training cost?"), says no."""
     statement = _AUXILIARY.sub("", question.asked).rstrip("?")
     if problems(statement, claim, POLARITY_CHECKS):
         return False
     asked = {term.stem for term in analyse(statement).terms if not term.near_negation}
-    return not any(term.stem in asked and term.near_negation for term in analyse(claim).terms)
+    terms = analyse(claim).terms
+    if any(term.stem in asked and term.near_negation for term in terms):
+        return False
+    shared = asked & {term.stem for term in terms}
+    return True if len(shared) >= RESTATING_SHARE * max(len(asked), 1) else None

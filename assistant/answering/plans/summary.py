@@ -44,7 +44,9 @@ def plan(question: Question, candidates: Candidates, targets: list[str]) -> list
 
 
 def _summary(own: list[Candidate]) -> list[Claim]:
-    """Problem, contribution, result: three different sentences where the abstract has them."""
+    """Problem, contribution, how, result: different sentences where the abstract has them
+    (the sentence after the contribution is where abstracts say how; in the labelled sets,
+    the most frequent home of a summary's key facts)."""
     if not own:
         return []
     contribution = _contribution(own)
@@ -53,8 +55,11 @@ def _summary(own: list[Candidate]) -> list[Claim]:
     after = [c for c in rest if c.sentence.index > contribution.sentence.index]
     problem = next((c for c in before if _PROBLEM.search(c.sentence.text)), None)
     problem = problem or (before[0] if before else None)
-    result = max(after, key=_result_weight, default=None)
-    chosen = [c for c in (problem, contribution, result) if c is not None]
+    how = after[0] if after else None
+    result = max(after[1:], key=_result_weight, default=None)
+    chosen = [c for c in (problem, contribution, how, result) if c is not None]
+    if len(chosen) > 3 and _PROBLEM.search(contribution.sentence.text):
+        chosen.remove(problem)
     return [c.claim() for c in chosen]
 
 
