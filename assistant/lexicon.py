@@ -64,7 +64,7 @@ FRAME_WORDS = word_set(
     findings experiment experiments empirically experimentally theoretically main key
     particular various several typically usually often generally mainly largely mostly
     instance example such like unlike allow allows enable enables help helps still yet
-    already simply merely indeed actually really fact thereby namely respectively"""
+    already simply merely indeed actually really fact thereby namely respectively across"""
 )
 NEGATIONS = word_set(
     """not no never cannot can't don't doesn't isn't aren't won't wasn't weren't didn't
@@ -73,7 +73,9 @@ NEGATIONS = word_set(
 NUMBER_WORDS = {
     "two": "2", "twin": "2", "three": "3", "four": "4", "five": "5", "six": "6",
     "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
-    "fifteen": "15", "nineteen": "19", "twenty": "20", "hundred": "100",
+    "thirteen": "13", "fourteen": "14", "fifteen": "15", "sixteen": "16", "seventeen": "17",
+    "eighteen": "18", "nineteen": "19", "twenty": "20", "thirty": "30", "forty": "40",
+    "fifty": "50", "hundred": "100",
     "thousand": "1000", "half": "50", "twice": "2", "double": "2", "triple": "3",
 }  # fmt: skip
 

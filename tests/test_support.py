@@ -171,3 +171,41 @@ def test_a_claim_says_yes_no_or_neither_to_a_yes_no_question(question, claim, st
     from assistant.answering.verify import _stance
 
     assert _stance(analyse(question, question, Catalog([])), claim) is stance
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "reason"),
+    [
+        (
+            "TRIPLE casts prompt selection as fixed-confidence best arm identification.",
+            "TRIPLE casts prompt selection as fixed-budget best arm identification.",
+            "where the passage has 'fixed-budget'",
+        ),
+        (
+            "Using Adam on two-layer networks, the paper solves sparse parity.",
+            "We show that sign SGD on two-layer networks solves sparse parity.",
+            "name Adam",
+        ),
+        (
+            "Its core layer runs two to sixteen times faster.",
+            "Our core layer is 2-8x faster.",
+            "16",
+        ),
+        (
+            "The lower bound grows quadratically with depth.",
+            "The lower bound grows linearly with depth.",
+            "quadratically",
+        ),
+    ],
+)
+def test_swapped_compounds_names_spelled_numbers_and_growth_rates(scorer, claim, passage, reason):
+    verdict = scorer.check(claim, passage)
+    assert not verdict.supported and reason in verdict.reason
+    assert scorer.check(passage.replace("We show that", "The authors show that"), passage).supported
+
+
+def test_an_acronym_that_spells_a_number_states_none(scorer):
+    passage = "TRIPLE selects prompts under a limited budget of LLM calls."
+    assert scorer.check(
+        "TRIPLE selects prompts under a limited budget of LLM calls.", passage
+    ).supported

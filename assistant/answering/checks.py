@@ -96,6 +96,7 @@ _OPPOSITES = (
     ("exact exactly", "approximate approximately"),
     ("synthetic", "real"),
     ("supervised", "unsupervised self-supervised"),
+    ("linear linearly", "quadratic quadratically exponential exponentially"),
 )
 _NEGATIVE_PREFIXES = ("un", "in", "ir", "non")
 # Words that relate two things asymmetrically: "A outperforms B" is not "B outperforms A".
@@ -154,6 +155,8 @@ class _Text:
     prefixed: tuple[tuple[str, str], ...]
     places: dict[str, tuple[int, ...]]
     contexts: tuple[dict[str, int], ...]
+    lead: str
+    compounds: frozenset[tuple[str, str]]
 
 
 @cache
@@ -240,7 +243,11 @@ def _number(raw: str) -> str:
 def _numbers(cleaned: str) -> tuple[str, ...]:
     """Every number in the text, digits or words, normalised ('1,000' -> '1000')."""
     digits = [_number(raw) for raw in _NUMBER.findall(cleaned)]
-    spelled = [NUMBER_WORDS[w] for w in re.findall(r"[a-z]+", cleaned.lower()) if w in NUMBER_WORDS]
+    words = re.findall(r"[A-Za-z]+", cleaned)
+    # an acronym is a name: the method TRIPLE states no number
+    spelled = [
+        NUMBER_WORDS[w.lower()] for w in words if w.lower() in NUMBER_WORDS and not w.isupper()
+    ]
     return tuple(digits + spelled)
 
 
@@ -304,7 +311,31 @@ def analyse(text: str) -> _Text:
         prefixed=tuple((term.stem, base) for term in terms for base in _bases(term.word)),
         places=_places(terms),
         contexts=tuple(_context(terms, index) for index in range(len(terms))),
+        lead=tokens[0].lower() if tokens else "",
+        compounds=_compounds(tokens),
     )
+
+
+def _compounds(tokens: list[str]) -> frozenset[tuple[str, str]]:
+    """Two-part hyphenated words, lower case: 'fixed-budget', 'last-layer'."""
+    pairs = (tuple(token.lower().split("-")) for token in tokens if token.count("-") == 1)
+    return frozenset(pair for pair in pairs if all(part.isalpha() for part in pair))
+
+
+def _compound_problem(claim: _Text, passage: _Text) -> str | None:
+    """A compound whose one part the evidence joins to another word instead: 'fixed-
+    confidence' for 'fixed-budget', 'first-layer' for 'last-layer'."""
+    theirs = {(stem(a), stem(b)): f"{a}-{b}" for a, b in passage.compounds}
+    for first, second in claim.compounds:
+        ours = (stem(first), stem(second))
+        for their in theirs.keys() - {ours}:
+            kept = [i for i in (0, 1) if ours[i] == their[i]]
+            if len(kept) != 1:
+                continue
+            changed, instead = ours[1 - kept[0]], their[1 - kept[0]]
+            if changed not in passage.stems and not {changed, instead} <= _SUFFIX_STEMS:
+                return f"'{first}-{second}' where the passage has '{theirs[their]}'"
+    return None
 
 
 def _number_problem(claim: _Text, passage: _Text) -> str | None:
@@ -334,6 +365,23 @@ def _absolute_groups() -> dict[str, frozenset[str]]:
     return groups
 
 
+# Second parts of compounds that say how, not what: 'layer-wise' is 'layer-specific'.
+_SUFFIX_STEMS = frozenset(
+    stem(word)
+    for word in [
+        "wise",
+        "specific",
+        "based",
+        "free",
+        "level",
+        "like",
+        "aware",
+        "style",
+        "type",
+        "driven",
+    ]
+)
+_DETERMINERS = frozenset({"the", "their", "its", "this", "our"})
 # Words that soften an absolute right after them: "almost all cases" is not "all cases".
 _SOFTENERS = frozenset({"almost", "nearly", "virtually", "practically", "mostly"})
 
@@ -363,8 +411,9 @@ def _name_problem(claim: _Text, passage: _Text) -> str | None:
         parts = [part for part in name.split("-") if part.isdigit() or _is_name(part, "x")]
         if "-" in name and parts and all(_key(part) in passage.keys for part in parts):
             continue
-        # "GaLore cuts memory" cites "our approach reduces memory": the subject is the paper's own.
-        if position <= 1 and passage.first_person:
+        # "GaLore cuts memory" cites "our approach reduces memory": the subject is the paper's
+        # own ("Using Adam, ..." names no subject).
+        if passage.first_person and (position == 0 or claim.lead in _DETERMINERS):
             continue
         return f"name {name} not in passage"
     return None
@@ -520,6 +569,7 @@ def _relations() -> frozenset[str]:
 CHECKS = (
     _number_problem,
     _name_problem,
+    _compound_problem,
     _negation_problem,
     _opposite_problem,
     _reversal_problem,

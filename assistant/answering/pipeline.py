@@ -289,12 +289,15 @@ class Answerer:
         return _with_framing(claims, lambda claim: id(claim) in standing)
 
     def _paper_relevance(self, question: Question, paper: PaperText) -> float:
+        """How well the paper's best sentence addresses the question's topic; whether one
+        sentence states the figure or the thing asked for is left to the claims."""
         sentences = [sentence.text for sentence in paper.supporting()]
         if not sentences:
             return 0.0
         count = len(sentences)
+        topic = replace(question, asked_for=frozenset(), wants_number=False)
         scores = self.relevance.score(
-            question, sentences, [paper.context] * count, [paper.paper.abstract] * count
+            topic, sentences, [paper.context] * count, [paper.paper.abstract] * count
         )
         return float(scores.max())
 

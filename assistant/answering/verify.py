@@ -95,7 +95,7 @@ class LocalVerifier:
             id(sentence): self._verdict(question, sentence, support, papers, draft)
             for sentence, support in zip(claims, supports, strict=True)
         }
-        return Verification(_with_openers(question, draft, verdicts))
+        return Verification(_with_openers(question, draft, verdicts, papers))
 
     def _verdict(
         self,
@@ -166,7 +166,7 @@ class LLMVerifier:
             keep = verdicts.get(number, False) and bool(sentence.cited)
             claim = _claim(sentence, cited, support) if keep else None
             decided[id(sentence)] = Verdict(sentence, claim, "LLM: " + ("yes" if keep else "no"))
-        return Verification(_with_openers(question, draft, decided))
+        return Verification(_with_openers(question, draft, decided, papers))
 
     def _ask(
         self, question: Question, claims: list[DraftSentence], papers: list[PaperText]
@@ -225,7 +225,9 @@ def _claim(sentence: DraftSentence, cited: list[PaperText], support: Support) ->
     return Claim(sentence.text, tuple(merged))
 
 
-def _with_openers(question: Question, draft: Draft, verdicts: dict[int, Verdict]) -> list[Verdict]:
+def _with_openers(
+    question: Question, draft: Draft, verdicts: dict[int, Verdict], papers: list[PaperText]
+) -> list[Verdict]:
     """The verdicts in draft order, openers judged with the claims after them: "Yes." or
     "No." stands when the next claim stands and says the same; "Two papers do." when the
     kept claims after it cite that many papers."""
@@ -236,31 +238,41 @@ def _with_openers(question: Question, draft: Draft, verdicts: dict[int, Verdict]
             ordered.append(verdicts[id(sentence)])
             continue
         after = [verdicts[id(s)] for s in sentences[position + 1 :] if not s.opener]
-        ordered.append(_opener_verdict(question, sentence, after))
+        ordered.append(_opener_verdict(question, sentence, after, papers))
     return ordered
 
 
-def _opener_verdict(question: Question, opener: DraftSentence, after: list[Verdict]) -> Verdict:
+def _opener_verdict(
+    question: Question, opener: DraftSentence, after: list[Verdict], papers: list[PaperText]
+) -> Verdict:
     kept = [verdict.claim for verdict in after if verdict.claim is not None]
     if not kept:
         return Verdict(opener, None, "nothing after it stands")
     if opener.opener == "count":
-        count = opener_count(opener.text)
-        papers = {paper for claim in kept for paper in claim.papers}
-        if (count is None and len(papers) >= 2) or count == len(papers):
-            return Verdict(opener, Claim(opener.text, kind="framing"), "count matches")
-        return Verdict(opener, None, f"says {opener.text!r} but {len(papers)} papers are cited")
+        return _count_verdict(opener, kept, {p.paper_id for p in _cited(opener, papers)})
     first = after[0].claim
     if first is None:
         return Verdict(opener, None, "the claim it answers with was removed")
     stance = _stance(question, first.text)
     if stance is None:
         claim = Claim(opener.text, first.evidence, kind="opener")
-        return Verdict(opener, claim, "the claim after it stands and decides the question")
+        return Verdict(opener, claim, "the claim after it stands and answers in other words")
     if stance == (opener.opener == "yes"):
         claim = Claim(opener.text, first.evidence, kind="opener")
         return Verdict(opener, claim, "agrees with the claim after it")
     return Verdict(opener, None, f"'{opener.text}' contradicts the claim after it")
+
+
+def _count_verdict(opener: DraftSentence, kept: list[Claim], own: set[str]) -> Verdict:
+    """ "Two papers do." stands when the kept claims after it cite that many papers, or,
+    when it cites papers itself ("Two papers take this approach [1][2]."), when those are
+    that many and the kept claims cite each of them."""
+    count = opener_count(opener.text)
+    cited = {paper for claim in kept for paper in claim.papers}
+    counted = own if own and own <= cited else cited
+    if (count is None and len(counted) >= 2) or count == len(counted):
+        return Verdict(opener, Claim(opener.text, kind="framing"), "count matches")
+    return Verdict(opener, None, f"says {opener.text!r} but {len(counted)} papers are cited")
 
 
 # A claim that has at least this share of the yes/no question's content words restates
