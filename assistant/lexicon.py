@@ -159,6 +159,11 @@ def has_quantity(text: str) -> bool:
     return bool(_QUANTITY.search(text))
 
 
+def quantities(text: str) -> set[str]:
+    """The quantities `text` states, lower case: {'90%', 'two'}."""
+    return {found.lower() for found in _QUANTITY.findall(text)}
+
+
 def fold(text: str) -> str:
     """Lower case without diacritics: 'Thiébaut' -> 'thiebaut'."""
     decomposed = unicodedata.normalize("NFKD", text)

@@ -30,7 +30,7 @@ from ..corpus import Paper
 from ..display import plain_text
 from ..embeddings import CachedEmbedder, make_scoring_embedder
 from ..errors import BackendError
-from ..lexicon import QUESTION_WORDS, content_stems, has_quantity
+from ..lexicon import QUESTION_WORDS, content_stems, quantities
 from ..prompts import load_prompt, render
 from ..retrieval import Filters, Hit, HybridRetriever
 from ..settings import Settings
@@ -458,13 +458,14 @@ def _with_framing(claims: list[Claim], keeps: Callable[[Claim], bool]) -> list[C
 
 def _substantive(claim: Claim, question: Question) -> bool:
     """Not a fragment ("are: 1."), a code link or availability note, nor the question
-    restated (every content word from the question, no figure added)."""
+    restated (every content word from the question, no figure the question lacks)."""
     text = claim.text.rstrip()
     cut_off = _FRAGMENT_END.search(text) or text.count("(") > text.count(")")
     if len(text.split()) < _MIN_WORDS or cut_off or is_boilerplate(text):
         return False
     asked = content_stems(question.standalone, QUESTION_WORDS)
-    return not content_stems(text, QUESTION_WORDS) <= asked or has_quantity(text)
+    added = quantities(text) - quantities(question.standalone)
+    return not content_stems(text, QUESTION_WORDS) <= asked or bool(added)
 
 
 def _endpoint(settings: Settings) -> ApiEndpoint:
