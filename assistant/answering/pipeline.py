@@ -259,13 +259,9 @@ class Answerer:
         a sentence about a paper that has nothing to do with the question goes. Openers and
         framing stay when the claim after them stays."""
         cited = {paper for claim in claims for paper in claim.papers}
-        on_topic = {
-            paper.paper_id
-            for paper in papers
-            if paper.paper_id in cited
-            and self._paper_relevance(question, paper)
-            >= self.settings.answer.min_sentence_relevance
-        }
+        relevance = self._paper_relevance(question, [p for p in papers if p.paper_id in cited])
+        minimum = self.settings.answer.min_sentence_relevance
+        on_topic = {paper_id for paper_id, score in relevance.items() if score >= minimum}
         return _with_framing(
             claims,
             lambda claim: bool(set(claim.papers) & on_topic) and _substantive(claim, question),
@@ -288,18 +284,18 @@ class Answerer:
         }
         return _with_framing(claims, lambda claim: id(claim) in standing)
 
-    def _paper_relevance(self, question: Question, paper: PaperText) -> float:
-        """How well the paper's best sentence addresses the question's topic; whether one
+    def _paper_relevance(self, question: Question, papers: list[PaperText]) -> dict[str, float]:
+        """How well each paper's best sentence addresses the question's topic; whether a
         sentence states the figure or the thing asked for is left to the claims."""
-        sentences = [sentence.text for sentence in paper.supporting()]
-        if not sentences:
-            return 0.0
-        count = len(sentences)
         topic = replace(question, asked_for=frozenset(), wants_number=False)
-        scores = self.relevance.score(
-            topic, sentences, [paper.context] * count, [paper.paper.abstract] * count
-        )
-        return float(scores.max())
+        best = {}
+        for paper in papers:
+            sentences = [sentence.text for sentence in paper.supporting()]
+            count = len(sentences)
+            contexts, passages = [paper.context] * count, [paper.paper.abstract] * count
+            scores = self.relevance.score(topic, sentences, contexts, passages)
+            best[paper.paper_id] = float(scores.max()) if count else 0.0
+        return best
 
     def acceptable(
         self,
