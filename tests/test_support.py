@@ -192,6 +192,11 @@ def test_a_claim_says_yes_no_or_neither_to_a_yes_no_question(question, claim, st
             "16",
         ),
         (
+            "The method is trained with Adam on two-layer networks.",
+            "We train our method with sign SGD on two-layer networks.",
+            "name Adam",
+        ),
+        (
             "The lower bound grows quadratically with depth.",
             "The lower bound grows linearly with depth.",
             "quadratically",

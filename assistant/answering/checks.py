@@ -367,19 +367,7 @@ def _absolute_groups() -> dict[str, frozenset[str]]:
 
 # Second parts of compounds that say how, not what: 'layer-wise' is 'layer-specific'.
 _SUFFIX_STEMS = frozenset(
-    stem(word)
-    for word in [
-        "wise",
-        "specific",
-        "based",
-        "free",
-        "level",
-        "like",
-        "aware",
-        "style",
-        "type",
-        "driven",
-    ]
+    stem(word) for word in word_set("wise specific based free level like aware style type driven")
 )
 _DETERMINERS = frozenset({"the", "their", "its", "this", "our"})
 # Words that soften an absolute right after them: "almost all cases" is not "all cases".
@@ -413,7 +401,9 @@ def _name_problem(claim: _Text, passage: _Text) -> str | None:
             continue
         # "GaLore cuts memory" cites "our approach reduces memory": the subject is the paper's
         # own ("Using Adam, ..." names no subject).
-        if passage.first_person and (position == 0 or claim.lead in _DETERMINERS):
+        if passage.first_person and (
+            position == 0 or (position == 1 and claim.lead in _DETERMINERS)
+        ):
             continue
         return f"name {name} not in passage"
     return None
