@@ -229,8 +229,8 @@ def _with_openers(
     question: Question, draft: Draft, verdicts: dict[int, Verdict], papers: list[PaperText]
 ) -> list[Verdict]:
     """The verdicts in draft order, openers judged with the claims after them: "Yes." or
-    "No." stands when the next claim stands and says the same; "Two papers do." when the
-    kept claims after it cite that many papers."""
+    "No." stands when the next claim stands and does not say the opposite (`_stance`);
+    "Two papers do." when the papers it counts are cited by the kept claims after it."""
     ordered: list[Verdict] = []
     sentences = draft.sentences
     for position, sentence in enumerate(sentences):
@@ -254,13 +254,10 @@ def _opener_verdict(
     if first is None:
         return Verdict(opener, None, "the claim it answers with was removed")
     stance = _stance(question, first.text)
-    if stance is None:
-        claim = Claim(opener.text, first.evidence, kind="opener")
-        return Verdict(opener, claim, "the claim after it stands and answers in other words")
-    if stance == (opener.opener == "yes"):
-        claim = Claim(opener.text, first.evidence, kind="opener")
-        return Verdict(opener, claim, "agrees with the claim after it")
-    return Verdict(opener, None, f"'{opener.text}' contradicts the claim after it")
+    if stance is not None and stance != (opener.opener == "yes"):
+        return Verdict(opener, None, f"'{opener.text}' contradicts the claim after it")
+    reason = "agrees with the claim after it" if stance is not None else "answers in other words"
+    return Verdict(opener, Claim(opener.text, first.evidence, kind="opener"), reason)
 
 
 def _count_verdict(opener: DraftSentence, kept: list[Claim], own: set[str]) -> Verdict:
