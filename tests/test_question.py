@@ -68,6 +68,17 @@ def test_a_comparison_needs_two_named_papers():
     assert intent_of("How does monoculture compare with polyculture?") == "fact"
 
 
+def test_an_author_names_one_side_of_a_comparison_without_restricting_the_other():
+    question = (
+        "The Linguistic Collapse paper and Balestriero & LeCun's reconstruction paper both "
+        "look at learned features; what does each find?"
+    )
+    result = understood(question)
+    assert result.intent == "comparison"
+    assert result.named_papers == {"nc", "ssl"}
+    assert result.paper_ids is None
+
+
 @pytest.mark.parametrize(
     "question",
     [

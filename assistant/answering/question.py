@@ -400,7 +400,11 @@ def analyse(question: str, standalone: str, catalog: Catalog) -> Question:
     named = catalog.papers_by_title(standalone) | by_name
     allowed, notes = _restriction(catalog, authors, venue, year)
     identified = bool(named) or bool(authors)
-    intent = intent_of(standalone, len(named), identified)
+    by_author = allowed if allowed is not None and len(allowed) <= _NAMED_BY_FEW else set()
+    intent = intent_of(standalone, len(set(named) | by_author), identified)
+    if intent == "comparison" and by_author:
+        # "X's paper and the paper on Y": the author names one side, not the whole answer.
+        named, allowed = frozenset(named) | frozenset(by_author), None
     which = _WHICH_PAPER.search(asked)
     if intent == "fact" and authors and allowed and not _ASKED_FOR.search(asked):
         intent = "summary"

@@ -10,12 +10,17 @@ from .candidates import Candidates
 # A second sentence of a paper is added when it is nearly as relevant as its first.
 SECOND_SHARE = 0.85
 PER_PAPER = 2
+CONTRIBUTION_BONUS = 0.1
 
 
 def plan(question: Question, candidates: Candidates, targets: list[str]) -> list[Claim]:
     claims = []
     for paper_id in targets:
-        own = sorted(candidates.of(paper_id), key=lambda c: c.relevance, reverse=True)
+        own = sorted(
+            candidates.of(paper_id),
+            key=lambda c: c.relevance + CONTRIBUTION_BONUS * c.contributes,
+            reverse=True,
+        )
         if not own:
             continue
         chosen = [
