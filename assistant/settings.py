@@ -101,7 +101,7 @@ class AnswerSettings(_Section):
     """How answers are composed and verified."""
 
     min_relevance: float = Field(
-        0.35, ge=0.0, le=1.0, description="Relevance a paper needs to be listed in a list answer"
+        0.2, ge=0.0, le=1.0, description="Relevance a paper needs to be listed in a list answer"
     )
     min_confidence: float = Field(
         0.5,
@@ -118,6 +118,11 @@ class AnswerSettings(_Section):
     verifier: Literal["local", "llm"] = Field(
         "local",
         description="Who checks generated sentences: the offline scorer, or the `llm` model",
+    )
+    entailment: bool = Field(
+        True,
+        description="The local verifier also reads each claim with its evidence through the "
+        "bundled cross-encoder",
     )
     max_history_turns: int = Field(3, ge=0, le=20)
 

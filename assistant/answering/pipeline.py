@@ -36,6 +36,7 @@ from ..retrieval import Filters, Hit, HybridRetriever
 from ..settings import Settings
 from ..text import count_tokens
 from .claims import Claim, read_draft
+from .entailment import EntailmentModel
 from .passages import PaperText, is_boilerplate, paper_texts
 from .plans import Composer
 from .question import Catalog, Question, analyse
@@ -98,7 +99,8 @@ class Answerer:
 
     @cached_property
     def scorer(self) -> SupportScorer:
-        return SupportScorer(self.scoring_embedder)
+        entailment = EntailmentModel() if self.settings.answer.entailment else None
+        return SupportScorer(self.scoring_embedder, entailment)
 
     @cached_property
     def composer(self) -> Composer:
