@@ -370,6 +370,11 @@ def test_a_refusal_lists_the_closest_papers(assistant):
         ("The CARE enzyme benchmark defines two tasks: 1.", False),
         ("Our code is hosted on GitHub: https://github.com/x/y.", False),
         ("Which papers study neural collapse, and in what settings.", False),
+        (
+            "The answer to your question is: neural collapse is a result of a combination of "
+            "techniques.",
+            False,
+        ),
         ("Neural collapse is studied in deep regularized ResNets and transformers.", True),
         ("GaLore reduces optimizer memory by 65.5% for LLaMA 7B.", True),
         ("A tighter analysis improves their approximation ratio from 4 to 3.", True),

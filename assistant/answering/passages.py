@@ -21,7 +21,8 @@ _INSTRUCTION = re.compile(
     r"|\byou (?:must|should|are to|will|shall) (?:answer|respond|reply|say|state|output|"
     r"write|tell|ignore|always|never)\b"
     r"|\b(?:as an ai|language model,? you|dear (?:reader|assistant|model))\b"
-    r"|\b(?:respond|reply|answer) (?:only )?with\b",
+    r"|\b(?:respond|reply|answer) (?:only )?with\b"
+    r"|\banswer to your question\b",
     re.IGNORECASE,
 )
 _BOILERPLATE = re.compile(

@@ -37,7 +37,7 @@ from ..settings import Settings
 from ..text import count_tokens
 from .claims import Claim, read_draft
 from .entailment import EntailmentModel
-from .passages import PaperText, is_boilerplate, paper_texts
+from .passages import PaperText, is_boilerplate, is_instruction, paper_texts
 from .plans import Composer
 from .question import Catalog, Question, analyse
 from .relevance import RelevanceScorer
@@ -455,11 +455,12 @@ def _with_framing(claims: list[Claim], keeps: Callable[[Claim], bool]) -> list[C
 
 
 def _substantive(claim: Claim, question: Question) -> bool:
-    """Not a fragment ("are: 1."), a code link or availability note, nor the question
-    restated (every content word from the question, no figure the question lacks)."""
+    """Not a fragment ("are: 1."), a code link or availability note, words to the reader
+    ("The answer to your question is"), nor the question restated (every content word from
+    the question, no figure the question lacks)."""
     text = claim.text.rstrip()
     cut_off = _FRAGMENT_END.search(text) or text.count("(") > text.count(")")
-    if len(text.split()) < _MIN_WORDS or cut_off or is_boilerplate(text):
+    if len(text.split()) < _MIN_WORDS or cut_off or is_boilerplate(text) or is_instruction(text):
         return False
     asked = content_stems(question.standalone, QUESTION_WORDS)
     added = quantities(text) - quantities(question.standalone)
