@@ -4,9 +4,11 @@ evidence entails it: the one signal here that sees word order and what a clause 
 It is all-MiniLM-L6-v2's first four layers fine-tuned on synthetic pairs made from the
 corpus abstracts (the seed papers left out): sentences reworded as answers reword them,
 against the same sentences with a figure, an entity or the polarity changed, a claim added,
-a hedge made absolute, or another paper's abstract as evidence (`tools/entailment_data.py`,
-`tools/train_entailment.py`). It ships as an int8 ONNX file, so it runs with onnxruntime
-and no torch. Trained here because no NLI model with weights installs offline.
+a hedge made absolute, or another paper's abstract as evidence (`tools/entailment_data.py`);
+and on the labelled sentences of the tuning answer sets, paired with their evidence as the
+verifier pairs them (`tools/labelled_pairs.py`, `tools/train_entailment.py`). It ships as an
+int8 ONNX file, so it runs with onnxruntime and no torch. Trained here because no NLI model
+with weights installs offline.
 """
 
 from __future__ import annotations
