@@ -34,6 +34,17 @@ def onnx_session(model: Path, threads: int):
     return ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
 
 
+def minilm_tokenizer(max_tokens: int):
+    """MiniLM's tokenizer, cutting a text (or a pair, longest first) to `max_tokens` and
+    padding a batch to its longest."""
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(MINILM_TOKENIZER_FILE))
+    tokenizer.enable_truncation(max_length=max_tokens)
+    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    return tokenizer
+
+
 def _normalise(vectors: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
@@ -60,12 +71,7 @@ class OnnxMiniLMEmbedder:
 
     @cached_property
     def _tokenizer(self):
-        from tokenizers import Tokenizer
-
-        tokenizer = Tokenizer.from_file(str(MINILM_TOKENIZER_FILE))
-        tokenizer.enable_truncation(max_length=self.max_tokens)
-        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-        return tokenizer
+        return minilm_tokenizer(self.max_tokens)
 
     def embed(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
         """Vectors of `texts`, in batches of `batch_size` (default: the configured one)

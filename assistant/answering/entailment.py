@@ -18,8 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..embeddings import onnx_session
-from ..lexicon import MINILM_TOKENIZER_FILE
+from ..embeddings import minilm_tokenizer, onnx_session
 
 MODEL_FILE = Path(__file__).resolve().parent.parent / "resources" / "entailment_minilm_l4_int8.onnx"
 # Claim and evidence together are cut to this many tokens, as in training.
@@ -40,12 +39,7 @@ class EntailmentModel:
 
     @cached_property
     def _tokenizer(self):
-        from tokenizers import Tokenizer
-
-        tokenizer = Tokenizer.from_file(str(MINILM_TOKENIZER_FILE))
-        tokenizer.enable_truncation(max_length=MAX_TOKENS, strategy="longest_first")
-        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-        return tokenizer
+        return minilm_tokenizer(MAX_TOKENS)
 
     def probabilities(self, pairs: list[tuple[str, str]]) -> np.ndarray:
         """For each (claim, evidence), the probability that the evidence entails the claim;

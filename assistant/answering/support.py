@@ -114,22 +114,14 @@ class SupportScorer:
     def assess_many(self, items: list[tuple[str, list[str], str]]) -> list[Support]:
         """Verdicts for many (claim, sentences, known) items; every distinct text is
         embedded once, in one call."""
-        texts = list(
-            dict.fromkeys(
-                t for claim, sentences, _ in items for t in [claim, *clauses(claim), *sentences]
-            )
-        )
-        vectors = dict(zip(texts, self.embedder.embed(texts), strict=True)) if texts else {}
-        aligned = [
-            self._assess(claim, sentences, known, vectors) for claim, sentences, known in items
-        ]
+        aligned = self._align_all(items)
+        verdicts = [a.support for a in aligned]
         if self.entailment is None:
-            return [a.support for a in aligned]
+            return verdicts
         passed = [i for i, a in enumerate(aligned) if a.support.supported]
         chances = self.entailment.probabilities(
             [(items[i][0], aligned[i].evidence) for i in passed]
         )
-        verdicts = [a.support for a in aligned]
         for i, chance in zip(passed, chances, strict=True):
             verdicts[i] = _with_entailment(verdicts[i], float(chance))
         return verdicts
@@ -137,9 +129,16 @@ class SupportScorer:
     def aligned_evidence(self, claim: str, sentences: list[str], known: str = "") -> str:
         """The sentences `claim` is aligned to, joined in their order: what the
         cross-encoder reads with it."""
-        texts = list(dict.fromkeys([claim, *clauses(claim), *sentences]))
-        vectors = dict(zip(texts, self.embedder.embed(texts), strict=True))
-        return self._assess(claim, sentences, known, vectors).evidence
+        return self._align_all([(claim, sentences, known)])[0].evidence
+
+    def _align_all(self, items: list[tuple[str, list[str], str]]) -> list[_Alignment]:
+        texts = list(
+            dict.fromkeys(
+                t for claim, sentences, _ in items for t in [claim, *clauses(claim), *sentences]
+            )
+        )
+        vectors = dict(zip(texts, self.embedder.embed(texts), strict=True)) if texts else {}
+        return [self._assess(claim, sentences, known, vectors) for claim, sentences, known in items]
 
     def check(self, claim: str, passage: str) -> Support:
         """The verdict on `claim` against a passage (split into its sentences)."""

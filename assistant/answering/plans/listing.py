@@ -33,13 +33,12 @@ def plan(question: Question, candidates: Candidates, floor: float) -> list[Claim
         listed = [p for p in candidates.papers if p.paper_id in question.paper_ids]
     else:
         coverage = _topic_coverage(question, candidates)
-        share = {paper: value / best for paper, value in relevance.items()}
         listed = [
             paper
             for paper in candidates.papers
-            if relevance.get(paper.paper_id, 0.0) >= floor
-            and share.get(paper.paper_id, 0.0) >= LISTED_SHARE
-            and share[paper.paper_id] + COVERAGE_WEIGHT * coverage[paper.paper_id] >= LISTED_SCORE
+            if (value := relevance.get(paper.paper_id, 0.0)) >= floor
+            and value / best >= LISTED_SHARE
+            and value / best + COVERAGE_WEIGHT * coverage[paper.paper_id] >= LISTED_SCORE
         ]
     lines = []
     for paper in listed[:MOST]:
