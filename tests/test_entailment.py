@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from assistant.answering.entailment import MODEL_FILE, EntailmentModel
+from assistant.answering.cross_encoder import ENTAILMENT_FILE, CrossEncoder, entailment_model
 from assistant.answering.support import SupportScorer
 
 EVIDENCE = (
@@ -23,13 +23,13 @@ OTHER_PAPER = (
 
 
 @pytest.fixture(scope="module")
-def model() -> EntailmentModel:
-    return EntailmentModel()
+def model() -> CrossEncoder:
+    return entailment_model()
 
 
 def test_the_model_ships_inside_the_package():
-    assert MODEL_FILE.is_file()
-    assert MODEL_FILE.stat().st_size < 30_000_000
+    assert ENTAILMENT_FILE.is_file()
+    assert ENTAILMENT_FILE.stat().st_size < 30_000_000
 
 
 def test_probabilities_are_deterministic_and_in_range(model):

@@ -4,10 +4,12 @@ the even rows of `eval/judge_pairs.jsonl`: the real, reworded half of the cross-
 training data (`tools/train_entailment.py`). Run with the project's own environment:
 
     .venv/bin/python tools/labelled_pairs.py /tmp/labelled_pairs.jsonl \\
-        eval/answers_dev.jsonl eval/answers_test.jsonl
+        eval/answers_dev.jsonl eval/answers_test.jsonl tools/data/answers_train_*.jsonl
 
-Only tuning sets belong here: `answers_test2` chooses the thresholds, `answers_test3` is
-held out.
+Answer sets about papers outside the index (the training sets in `tools/data/`, written
+about non-seed abstracts) find their papers in `bench/data/abstracts_2024.jsonl`. Only
+training and tuning sets belong here: `answers_test2` and `answers_test3` choose the
+thresholds, `answers_test4` is held out.
 """
 
 from __future__ import annotations
@@ -20,11 +22,14 @@ from assistant.answering import verify
 from assistant.answering.claims import parse_citations, read_draft
 from assistant.answering.passages import PaperText
 from assistant.answering.question import analyse
+from assistant.corpus import load_corpus
 from assistant.evaluation.dataset import load_answer_set
 from assistant.evaluation.run import eval_assistant
 from assistant.settings import load_settings
 
-JUDGE_PAIRS = Path(__file__).resolve().parent.parent / "eval" / "judge_pairs.jsonl"
+ROOT = Path(__file__).resolve().parent.parent
+JUDGE_PAIRS = ROOT / "eval" / "judge_pairs.jsonl"
+CORPUS = ROOT / "bench" / "data" / "abstracts_2024.jsonl"
 
 
 def answer_pairs(files: list[str]) -> list[dict]:
@@ -33,7 +38,8 @@ def answer_pairs(files: list[str]) -> list[dict]:
     pairs = {}
     with eval_assistant(settings.model_copy(update={"answer": rules_only})) as assistant:
         assistant.ensure_index()
-        answerer, papers = assistant.answerer, assistant.index.snapshot().papers
+        answerer = assistant.answerer
+        papers = {p.paper_id: p for p in load_corpus([CORPUS])} | assistant.index.snapshot().papers
         for row in (row for name in files for row in load_answer_set(Path(name))):
             texts = [PaperText(papers[paper_id], rank) for rank, paper_id in enumerate(row.papers)]
             question = analyse(row.question, row.question, answerer.catalog())

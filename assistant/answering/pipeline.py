@@ -36,7 +36,7 @@ from ..retrieval import Filters, Hit, HybridRetriever
 from ..settings import Settings
 from ..text import count_tokens
 from .claims import Claim, read_draft
-from .entailment import EntailmentModel
+from .cross_encoder import entailment_model
 from .passages import PaperText, is_boilerplate, is_instruction, paper_texts
 from .plans import Composer
 from .question import Catalog, Question, analyse
@@ -99,7 +99,7 @@ class Answerer:
 
     @cached_property
     def scorer(self) -> SupportScorer:
-        entailment = EntailmentModel() if self.settings.answer.entailment else None
+        entailment = entailment_model() if self.settings.answer.entailment else None
         return SupportScorer(self.scoring_embedder, entailment)
 
     @cached_property

@@ -31,7 +31,7 @@ from ..embeddings import Embedder
 from ..lexicon import FRAME_WORDS, content_stems, stem
 from ..text import sentence_spans
 from .checks import analyse, is_polar, problems
-from .entailment import EntailmentModel
+from .cross_encoder import CrossEncoder
 
 # Chosen by a grid search on the dev half of the labelled answers (eval/answers_dev.jsonl)
 # together with the even rows of eval/judge_pairs.jsonl, maximising the worse of the two
@@ -97,7 +97,7 @@ class SupportScorer:
     `entailment` model, a claim it is confident the evidence does not say is rejected."""
 
     def __init__(
-        self, embedder: Embedder | None = None, entailment: EntailmentModel | None = None
+        self, embedder: Embedder | None = None, entailment: CrossEncoder | None = None
     ) -> None:
         if embedder is None:
             from ..embeddings import OnnxMiniLMEmbedder

@@ -6,7 +6,10 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+import numpy as np
+
 from ..claims import Claim, Evidence
+from ..cross_encoder import CrossEncoder, passage_text
 from ..passages import PaperText, Sentence
 from ..question import Question
 from ..relevance import RelevanceScorer
@@ -23,11 +26,14 @@ CONTRIBUTION = re.compile(
 
 @dataclass(frozen=True)
 class Candidate:
-    """A quotable sentence, its paper, and how well it addresses the question."""
+    """A quotable sentence, its paper, how well it addresses the question (`relevance`:
+    words and embedding) and the answer model's probability that it answers it
+    (`answers`)."""
 
     sentence: Sentence
     paper: PaperText
     relevance: float
+    answers: float = 0.0
 
     @property
     def contributes(self) -> bool:
@@ -42,7 +48,13 @@ class Candidate:
 class Candidates:
     """Every quotable sentence of the papers, with its relevance to the question."""
 
-    def __init__(self, question: Question, papers: list[PaperText], scorer: RelevanceScorer):
+    def __init__(
+        self,
+        question: Question,
+        papers: list[PaperText],
+        scorer: RelevanceScorer,
+        answer_model: CrossEncoder | None = None,
+    ):
         self.question = question
         self.papers = papers
         self.scorer = scorer
@@ -53,7 +65,20 @@ class Candidates:
             [p.context for _, p in pairs],
             [p.paper.abstract for _, p in pairs],
         )
-        self.all = [Candidate(s, p, float(r)) for (s, p), r in zip(pairs, scores, strict=True)]
+        answers = (
+            answer_model.probabilities(
+                [
+                    (question.standalone, passage_text(p.paper.display_title, s.text))
+                    for s, p in pairs
+                ]
+            )
+            if answer_model is not None and pairs
+            else np.zeros(len(pairs))
+        )
+        self.all = [
+            Candidate(s, p, float(r), float(a))
+            for (s, p), r, a in zip(pairs, scores, answers, strict=True)
+        ]
 
     def __bool__(self) -> bool:
         return bool(self.all)

