@@ -83,6 +83,24 @@ def test_openers_and_references_back_are_read_as_such():
     assert follow.checked == "GaLore also works in 8 bits."
 
 
+@pytest.mark.parametrize(
+    ("sentence", "checked"),
+    [
+        ("At least two papers study memory [1][2].", "Study memory."),
+        (
+            "Two papers do: GaLore for memory and DisA for collapse [1][2].",
+            "GaLore for memory and DisA for collapse.",
+        ),
+        # the count does not match the citations: the figure is checked as any other
+        ("Three papers study memory in language models [1][2].", None),
+        ("Two papers study memory in language models [1][2][3].", None),
+    ],
+)
+def test_a_count_of_the_cited_papers_is_checked_against_the_citations(sentence, checked):
+    (read,) = read_draft(sentence, 3).sentences
+    assert read.checked == (checked or read.text)
+
+
 # ---- verification through the chain (a fake API answers what the test scripts) ----------
 
 

@@ -114,6 +114,22 @@ def test_a_restriction_that_leaves_nothing_is_dropped_with_a_note():
     assert result.notes and "NeurIPS" in result.notes[0]
 
 
+def test_a_title_given_whole_names_its_paper_not_others_sharing_a_phrase():
+    titles = {
+        "rl": "Dynamics of Supervised and Reinforcement Learning in the Non-Linear Perceptron",
+        "dred": "DRED: Zero-Shot Transfer in Reinforcement Learning via Environment Design",
+    }
+    catalog = Catalog(
+        [Paper(paper_id=i, title=t, abstract="An abstract.") for i, t in titles.items()]
+    )
+    question = (
+        "Summarize the paper on supervised and reinforcement learning in the non-linear perceptron."
+    )
+    assert analyse(question, question, catalog).named_papers == frozenset({"rl"})
+    question = "Summarize the paper on reinforcement learning via environment design."
+    assert analyse(question, question, catalog).named_papers == frozenset({"dred"})
+
+
 def test_papers_named_by_title_phrase_or_method_name():
     assert understood("What does Linguistic Collapse find?").named_papers == frozenset({"nc"})
     assert "galore" in understood("How much memory does GaLore save?").named_papers

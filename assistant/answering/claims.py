@@ -77,6 +77,15 @@ _REFERENCE_BACK = re.compile(
     re.IGNORECASE,
 )
 _COUNT_OPENER_WORDS = 20
+# Words a count opener may have after its count ("Three papers address this question.").
+_COUNT_OPENER_REST = 4
+# "At least two papers study X [1][2]", "Two papers do: A for B and C for D [1][2]": a
+# count of the papers the sentence cites, then a claim about them.
+_COUNT_PREFIX = re.compile(
+    r"^(?P<bound>at least |exactly |only )?(?P<count>two|three|four|five|six|both|\d+)\s+"
+    r"(?:of the\s+)?(?:\w+\s+)?(?:papers|works|studies|articles)\b(?:\s+do\b)?[\s:,]*",
+    re.IGNORECASE,
+)
 _GLUED_OPENER = re.compile(r"^((?:yes|no)[.!])\s+(?=\S)", re.IGNORECASE)
 # References back that stand for a thing (a method, a model), which a name can replace;
 # "The authors", "They" and "This gain" are left as written.
@@ -189,6 +198,9 @@ def _read(text: str, cited: tuple[int, ...], before: list[DraftSentence]) -> Dra
     opener = opener_kind(text)
     if opener:
         return DraftSentence(text, cited, text, opener)
+    counted = _counted_claim(text, cited)
+    if counted:
+        return DraftSentence(text, cited, counted)
     previous = next((s for s in reversed(before) if not s.opener), None)
     reference = _REFERENCE_BACK.match(text)
     if reference is None or previous is None:
@@ -203,7 +215,10 @@ def opener_kind(text: str) -> Opener:
     if _YES_NO_OPENER.match(text):
         return "no" if text.lower().startswith(("no", "not", "incorrect")) else "yes"
     if len(text.split()) <= _COUNT_OPENER_WORDS and _COUNT_OPENER.match(text):
-        return "count"
+        counted = _COUNT_PREFIX.match(text)
+        # "Two papers do: A for B and C for D" says more than a count: it is a claim
+        if counted is None or len(text[counted.end() :].split()) <= _COUNT_OPENER_REST:
+            return "count"
     return ""
 
 
@@ -215,6 +230,22 @@ def opener_count(text: str) -> int | None:
         return 2 if word == "both" else 1
     value = NUMBER_WORDS.get(word, word)
     return int(value) if value.isdigit() else None
+
+
+def _counted_claim(text: str, cited: tuple[int, ...]) -> str:
+    """The claim after a count of papers ("At least two papers study X"), when the sentence
+    cites that many papers (at least that many, for "at least"); empty otherwise, and the
+    count is then checked as any number is."""
+    match = _COUNT_PREFIX.match(text)
+    if match is None or len(text) == match.end():
+        return ""
+    word = match.group("count").lower()
+    count = 2 if word == "both" else int(NUMBER_WORDS.get(word, word))
+    at_least = (match.group("bound") or "").lower().startswith("at least")
+    if len(cited) < count or (len(cited) > count and not at_least):
+        return ""
+    rest = text[match.end() :]
+    return rest[:1].upper() + rest[1:]
 
 
 def subject_of(sentence: str) -> str:

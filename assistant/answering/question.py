@@ -221,7 +221,8 @@ class Catalog:
                 named.add(paper_id)
         for phrase in _phrases(folded):
             papers = self.title_phrases.get(phrase, set())
-            if len(papers) <= _NAMED_BY_FEW:
+            # a phrase of a title the question gives whole names that paper, not others
+            if len(papers) <= _NAMED_BY_FEW and not papers & named:
                 named |= papers
         return named
 

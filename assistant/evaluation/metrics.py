@@ -38,8 +38,9 @@ class Response:
     """One system's answer to one question, reduced to what is scored.
 
     `papers` are the retrieved papers, best first; `text` what the reader sees, without
-    citation markers; `fell_back` says the answer came from the extractive fallback
-    instead of the backend asked."""
+    citation markers, followed by the sentences as the abstracts write them (key facts are
+    copied from abstracts, LaTeX included, and the reader sees it rendered); `fell_back`
+    says the answer came from the extractive fallback instead of the backend asked."""
 
     answer: str
     refused: bool
@@ -79,7 +80,7 @@ def response_from_answer(answer: Answer, abstracts: Mapping[str, str] | None = N
         ),
         papers=tuple(order),
         fell_back=answer.note is not None,
-        text=_MARKERS.sub("", answer.answer),
+        text="\n".join([_MARKERS.sub("", answer.answer), *(s.text for s in answer.sentences)]),
         list_like=any(sentence.heading for sentence in answer.sentences),
     )
 
