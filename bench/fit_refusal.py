@@ -18,7 +18,6 @@ import numpy as np
 
 from assistant import Assistant, Settings
 from assistant.answering.passages import paper_texts
-from assistant.answering.plans.candidates import Candidates
 from assistant.answering.plans.refusal import FEATURES, features
 from assistant.evaluation import load_questions
 from assistant.retrieval import Filters
@@ -47,7 +46,7 @@ def main(paths: list[str]) -> None:
                 understood = answerer.understand(question.question, question.history, "extractive")
                 hits = answerer.retrieve(understood, None, Filters())
                 papers = paper_texts(hits, assistant.index.snapshot().papers)
-                candidates = Candidates(understood, papers, answerer.relevance)
+                candidates = answerer.composer.candidates(understood, papers)
                 rows.append(features(understood, candidates))
                 labels.append(float(question.answerable))
     x, y = np.array(rows), np.array(labels)

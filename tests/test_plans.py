@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from assistant import Assistant, Paper
+from assistant.answering.cross_encoder import answer_model
 from assistant.answering.passages import PaperText
 from assistant.answering.plans import Composer
 from assistant.answering.question import Catalog, analyse
@@ -46,7 +47,7 @@ PAPERS = [
 
 @pytest.fixture(scope="module")
 def composer() -> Composer:
-    return Composer(RelevanceScorer(OnnxMiniLMEmbedder()), AnswerSettings())
+    return Composer(RelevanceScorer(OnnxMiniLMEmbedder()), AnswerSettings(), answer_model())
 
 
 def compose(composer: Composer, question: str, papers=PAPERS):

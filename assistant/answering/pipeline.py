@@ -36,7 +36,7 @@ from ..retrieval import Filters, Hit, HybridRetriever
 from ..settings import Settings
 from ..text import count_tokens
 from .claims import Claim, read_draft
-from .cross_encoder import entailment_model
+from .cross_encoder import answer_model, entailment_model
 from .passages import PaperText, is_boilerplate, is_instruction, paper_texts
 from .plans import Composer
 from .question import Catalog, Question, analyse
@@ -104,7 +104,7 @@ class Answerer:
 
     @cached_property
     def composer(self) -> Composer:
-        return Composer(self.relevance, self.settings.answer)
+        return Composer(self.relevance, self.settings.answer, answer_model())
 
     @cached_property
     def verifier(self) -> Verifier:

@@ -22,7 +22,7 @@ from .support import clauses
 # description the question identifies a paper by.
 _MISSING_PENALTY = 0.5
 # A how-many question is not answered by a sentence without a figure, however close.
-_NO_FIGURE = 0.25
+NO_FIGURE = 0.25
 _TOPIC_COVERAGE = 0.5
 # Things asked for by kind, that a sentence names rather than calls by the kind's name
 # ("which benchmarks ..." is answered by "... on AdvBench and HarmBench").
@@ -92,7 +92,7 @@ class Focus:
             share = len(self.asked_for & stated) / len(self.asked_for)
         fit = 1 - _MISSING_PENALTY * (1 - share)
         if self.wants_number and not has_quantity(sentence):
-            fit *= _NO_FIGURE
+            fit *= NO_FIGURE
         return fit
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from ...settings import AnswerSettings
 from ..claims import Claim
+from ..cross_encoder import CrossEncoder
 from ..passages import PaperText
 from ..question import Question
 from ..relevance import RelevanceScorer
@@ -33,12 +34,22 @@ class Composition:
 class Composer:
     """Composes extractive answers."""
 
-    def __init__(self, relevance: RelevanceScorer, settings: AnswerSettings) -> None:
+    def __init__(
+        self,
+        relevance: RelevanceScorer,
+        settings: AnswerSettings,
+        answer_model: CrossEncoder | None = None,
+    ) -> None:
         self.relevance = relevance
         self.settings = settings
+        self.answer_model = answer_model
+
+    def candidates(self, question: Question, papers: list[PaperText]) -> Candidates:
+        """The sentences of `papers` an answer may quote, scored against `question`."""
+        return Candidates(question, papers, self.relevance, self.answer_model)
 
     def compose(self, question: Question, papers: list[PaperText]) -> Composition:
-        candidates = Candidates(question, papers, self.relevance)
+        candidates = self.candidates(question, papers)
         if not candidates:
             return Composition()
         confidence = answerable(question, candidates)

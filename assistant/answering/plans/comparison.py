@@ -18,14 +18,14 @@ def plan(question: Question, candidates: Candidates, targets: list[str]) -> list
     for paper_id in targets:
         own = sorted(
             candidates.of(paper_id),
-            key=lambda c: c.relevance + CONTRIBUTION_BONUS * c.contributes,
+            key=lambda c: c.fit + CONTRIBUTION_BONUS * c.contributes,
             reverse=True,
         )
         if not own:
             continue
         chosen = [
             own[0],
-            *[c for c in own[1:PER_PAPER] if c.relevance >= SECOND_SHARE * own[0].relevance],
+            *[c for c in own[1:PER_PAPER] if c.fit >= SECOND_SHARE * own[0].fit],
         ]
         heading = own[0].paper.paper.display_title
         ordered = sorted(chosen, key=lambda c: c.sentence.index)

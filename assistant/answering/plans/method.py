@@ -12,10 +12,10 @@ MOST = 3
 
 
 def plan(question: Question, candidates: Candidates) -> list[Claim]:
-    best = candidates.best
+    best = candidates.best_fit
     own = candidates.of(best.sentence.paper_id)
     stating = [c for c in own if c.contributes]
-    anchor = stating[0] if stating and stating[0].relevance >= 0.5 * best.relevance else best
+    anchor = stating[0] if stating and stating[0].fit >= 0.5 * best.fit else best
     chosen = [c for c in own if c.sentence.index >= anchor.sentence.index][:MOST]
     if best not in chosen:
         chosen = [*chosen[: MOST - 1], best]

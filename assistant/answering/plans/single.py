@@ -27,7 +27,7 @@ def plan(question: Question, candidates: Candidates) -> list[Claim]:
             break
         same = candidate.sentence.paper_id == first.sentence.paper_id
         share = SAME_PAPER_SHARE if same else OTHER_PAPER_SHARE
-        if candidate.relevance >= share * first.relevance:
+        if candidate.fit >= share * first.fit:
             chosen.append(candidate)
     # Asked which paper does something, the reader gets the paper's title with the answer.
     heading = first.paper.paper.display_title if question.which_paper else None

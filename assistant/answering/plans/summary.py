@@ -65,7 +65,7 @@ def _summary(own: list[Candidate]) -> list[Claim]:
 
 def _contribution(own: list[Candidate]) -> Candidate:
     """The first sentence stating what the paper does, else its most relevant one."""
-    return next((c for c in own if c.contributes), max(own, key=lambda c: c.relevance))
+    return next((c for c in own if c.contributes), max(own, key=lambda c: c.fit))
 
 
 def _result_weight(candidate: Candidate) -> float:
