@@ -109,11 +109,12 @@ class AnswerSettings(_Section):
         le=1.0,
         description="Estimated probability that the papers answer, below which citeqa refuses",
     )
-    min_sentence_relevance: float = Field(
-        0.2,
+    min_answer_chance: float = Field(
+        0.02,
         ge=0.0,
         le=1.0,
-        description="Relevance a verified generated sentence needs to stay in the answer",
+        description="A verified generated sentence stays only when some sentence of a paper "
+        "it cites has at least this chance of answering the question (the answer model's)",
     )
     verifier: Literal["local", "llm"] = Field(
         "local",

@@ -36,7 +36,7 @@ from ..retrieval import Filters, Hit, HybridRetriever
 from ..settings import Settings
 from ..text import count_tokens
 from .claims import Claim, read_draft
-from .cross_encoder import answer_model, entailment_model
+from .cross_encoder import answer_model, entailment_model, passage_text
 from .passages import PaperText, is_boilerplate, is_instruction, paper_texts
 from .plans import Composer
 from .question import Catalog, Question, analyse
@@ -255,15 +255,15 @@ class Answerer:
     def addressing(
         self, question: Question, claims: list[Claim], papers: list[PaperText]
     ) -> list[Claim]:
-        """The verified claims that address the question: those about a paper whose
-        abstract addresses it (its best sentence reaches `answer.min_sentence_relevance`).
-        What a strong model adds about an on-topic paper (its method, its setting) stays;
-        a sentence about a paper that has nothing to do with the question goes. Openers and
+        """The verified claims that address the question: those about a paper some sentence
+        of which the answer model gives at least `answer.min_answer_chance` of answering
+        it. What a strong model adds about such a paper (its method, its setting) stays; a
+        sentence about a paper that has nothing to do with the question goes. Openers and
         framing stay when the claim after them stays."""
-        cited = {paper for claim in claims for paper in claim.papers}
-        relevance = self._paper_relevance(question, [p for p in papers if p.paper_id in cited])
-        minimum = self.settings.answer.min_sentence_relevance
-        on_topic = {paper_id for paper_id, score in relevance.items() if score >= minimum}
+        cited = [p for p in papers if p.paper_id in {i for c in claims for i in c.papers}]
+        chances = self._paper_answering(question, cited)
+        minimum = self.settings.answer.min_answer_chance
+        on_topic = {paper_id for paper_id, chance in chances.items() if chance >= minimum}
         return _with_framing(
             claims,
             lambda claim: bool(set(claim.papers) & on_topic) and _substantive(claim, question),
@@ -286,17 +286,21 @@ class Answerer:
         }
         return _with_framing(claims, lambda claim: id(claim) in standing)
 
-    def _paper_relevance(self, question: Question, papers: list[PaperText]) -> dict[str, float]:
-        """How well each paper's best sentence addresses the question's topic; whether a
-        sentence states the figure or the thing asked for is left to the claims."""
-        topic = replace(question, asked_for=frozenset(), wants_number=False)
-        best = {}
-        for paper in papers:
-            sentences = [sentence.text for sentence in paper.supporting()]
-            count = len(sentences)
-            contexts, passages = [paper.context] * count, [paper.paper.abstract] * count
-            scores = self.relevance.score(topic, sentences, contexts, passages)
-            best[paper.paper_id] = float(scores.max()) if count else 0.0
+    def _paper_answering(self, question: Question, papers: list[PaperText]) -> dict[str, float]:
+        """The answer model's best probability that a sentence of each paper answers the
+        question."""
+        model = self.composer.answer_model
+        if model is None:
+            return {paper.paper_id: 1.0 for paper in papers}
+        pairs = [
+            (paper.paper_id, (question.standalone, passage_text(paper.paper.display_title, s.text)))
+            for paper in papers
+            for s in paper.supporting()
+        ]
+        chances = model.probabilities([pair for _, pair in pairs])
+        best = dict.fromkeys((paper.paper_id for paper in papers), 0.0)
+        for (paper_id, _), chance in zip(pairs, chances, strict=True):
+            best[paper_id] = max(best[paper_id], float(chance))
         return best
 
     def acceptable(

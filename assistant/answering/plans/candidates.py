@@ -8,11 +8,11 @@ from functools import cached_property
 
 import numpy as np
 
+from ...lexicon import has_quantity
 from ..claims import Claim, Evidence
 from ..cross_encoder import CrossEncoder, passage_text
 from ..passages import PaperText, Sentence
 from ..question import Question
-from ...lexicon import has_quantity
 from ..relevance import NO_FIGURE, RelevanceScorer
 
 # "We propose X", "this paper introduces": the sentence that says what a paper does.
