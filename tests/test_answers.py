@@ -12,7 +12,8 @@ from fake_openai_server import Behaviour
 
 from assistant import Assistant, BackendError, Settings
 from assistant.answer import JSON_KEYS, REFUSAL, Answer, contract_problems
-from assistant.answering.claims import Claim, parse_citations, read_draft
+from assistant.answering.claims import Claim, Evidence, parse_citations, read_draft
+from assistant.answering.passages import PaperText
 from assistant.answering.pipeline import _substantive
 from assistant.answering.question import Catalog, analyse
 from assistant.settings import AnswerSettings, LLMSettings
@@ -428,3 +429,21 @@ def test_a_restatement_with_the_questions_own_figure_is_not_an_answer():
     restated = "The test accuracy comes from the top subspace explaining 90% of pixel variance."
     assert not _substantive(Claim(restated), understood)
     assert _substantive(Claim(restated.replace("comes", "is 45%, which comes")), understood)
+
+
+def test_a_weak_backends_plausible_slip_does_not_stand_alone(seeded_dir, fake_openai):
+    # SmolLM2 wrote the slip on a held-out question: "nearly 4 bits" became "to 2" (the
+    # abstract's "two novel techniques" lets the figure pass the number check)
+    assistant = openai_assistant(seeded_dir, fake_openai)
+    paper = next(p for p in assistant.papers() if p.paper_id == "005092256a57")
+    start = paper.abstract.index("Driven by this limitation")
+    end = paper.abstract.index(".", paper.abstract.index("two-level gradient")) + 1
+    evidence = (Evidence(paper.paper_id, start, end),)
+    copied = Claim(paper.abstract[start:end], evidence)
+    slip = Claim(
+        "This is achieved by using a two-level gradient smooth quantization, which is a type "
+        "of quantization that reduces the number of bits to 2.",
+        evidence,
+    )
+    texts = [PaperText(paper, 0)]
+    assert assistant.answerer.standing_alone([copied, slip], texts) == [copied]

@@ -201,6 +201,12 @@ def test_a_claim_says_yes_no_or_neither_to_a_yes_no_question(question, claim, st
             "The lower bound grows linearly with depth.",
             "quadratically",
         ),
+        (
+            # "two-level" names a kind of quantization, it states no number 2
+            "It cuts the gradients to 2 bits.",
+            "It cuts the gradients to nearly 4 bits with two-level smooth quantization.",
+            "number 2",
+        ),
     ],
 )
 def test_swapped_compounds_names_spelled_numbers_and_growth_rates(scorer, claim, passage, reason):

@@ -243,11 +243,16 @@ def _number(raw: str) -> str:
 def _numbers(cleaned: str) -> tuple[str, ...]:
     """Every number in the text, digits or words, normalised ('1,000' -> '1000')."""
     digits = [_number(raw) for raw in _NUMBER.findall(cleaned)]
-    words = re.findall(r"[A-Za-z]+", cleaned)
-    # an acronym is a name: the method TRIPLE states no number
-    spelled = [
-        NUMBER_WORDS[w.lower()] for w in words if w.lower() in NUMBER_WORDS and not w.isupper()
+    # a compound names a kind ("two-level quantization" states no number 2), unless all of
+    # it is numbers ("twenty-five")
+    words = [
+        part
+        for compound in re.findall(r"[A-Za-z]+(?:-[A-Za-z]+)*", cleaned)
+        if all(part.lower() in NUMBER_WORDS for part in compound.split("-"))
+        for part in compound.split("-")
     ]
+    # an acronym is a name: the method TRIPLE states no number
+    spelled = [NUMBER_WORDS[w.lower()] for w in words if not w.isupper()]
     return tuple(digits + spelled)
 
 
