@@ -68,7 +68,7 @@ def test_the_verifier_rejects_an_added_claim_the_alignment_passes(model):
         "GaLore reduces memory usage by up to 65.5% in optimizer states while maintaining "
         "both efficiency and performance"
     )
-    added = f"{stated}, with no change to the model."
+    added = f"{stated}, though only for small models."
     assert rules.check(added, EVIDENCE).supported
     verdict = checked.check(added, EVIDENCE)
     assert not verdict.supported

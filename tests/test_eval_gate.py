@@ -40,7 +40,7 @@ def reports(assistant: Assistant) -> dict[str, EvalReport]:
 
 @pytest.fixture(scope="module")
 def verifier(assistant: Assistant) -> VerifierReport:
-    return evaluate_verifier(assistant, load_answer_set(EVAL / "answers_test3.jsonl"))
+    return evaluate_verifier(assistant, load_answer_set(EVAL / "answers_test4.jsonl"))
 
 
 # The first test builds the module's reports, so its limit is the whole evaluation's budget.
