@@ -278,6 +278,11 @@ def verify_rows(part: dict) -> list[Row]:
             _p50_p95(verify),
             target=Target(f"p50 ≤ {VERIFY_P50_MS:g} ms", verify["p50_ms"] <= VERIFY_P50_MS),
         ),
+        *(
+            [Row(f"prepared while the backend writes (n={prepare['n']})", _p50_p95(prepare))]
+            if (prepare := part.get("prepare"))
+            else []
+        ),
         Row(
             f"extractive answer, each dev question once (n={extractive['n']})",
             _p50_p95(extractive),

@@ -1,9 +1,10 @@
 """Verification and extractive answering speed, in this process, on the seeds:
 
-- verifying a generated answer of 3-4 sentences against 5 papers' abstracts: each answer
-  is new (its claims were never embedded), the papers' sentences were embedded by an earlier
-  answer, as in a running UI; the labelled dev answers (eval/answers_dev.jsonl) are the
-  answers, each question's papers padded with retrieved ones to five;
+- verifying a generated answer of 3-4 sentences against 5 papers' abstracts, once it is
+  written: each answer is new (its claims were never embedded); what the pipeline prepares
+  while the backend writes (`Answerer.prepare`) is timed apart; the labelled dev answers
+  (eval/answers_dev.jsonl) are the answers, each question's papers padded with retrieved
+  ones to five;
 - extractive answers to the dev questions (eval/questions_dev.jsonl), each asked once, the
   models loaded (one question asked first).
 """
@@ -36,22 +37,25 @@ def _sources(assistant: Assistant, question: str, papers: list[str]) -> list[Pap
     return [PaperText(snapshot[paper_id], rank) for rank, paper_id in enumerate(order)]
 
 
-def verification(assistant: Assistant) -> dict:
+def verification(assistant: Assistant) -> tuple[dict, dict]:
+    """How long checking a written answer takes, and preparing for it (per question)."""
     answerer = assistant.answerer
-    timings = []
+    timings, preparing = [], []
     for row in load_answer_set(REPO / "eval" / "answers_dev.jsonl"):
         papers = _sources(assistant, row.question, row.papers)
         question = analyse(row.question, row.question, answerer.catalog())
-        answerer.verify(question, "A warm-up sentence [1].", papers)  # abstracts embedded
+        started = time.perf_counter()
+        answering = answerer.prepare(question, papers)
+        preparing.append(time.perf_counter() - started)
         for labelled in row.answers:
             if len(labelled.sentences) < MIN_SENTENCES:
                 continue
             started = time.perf_counter()
             verified = answerer.verify(question, labelled.text, papers)
-            kept = answerer.addressing(question, verified.claims, papers)
+            kept = answerer.addressing(question, verified.claims, papers, answering)
             answerer.acceptable(question, kept, papers)
             timings.append(time.perf_counter() - started)
-    return summary_ms(timings)
+    return summary_ms(timings), summary_ms(preparing)
 
 
 def extractive(assistant: Assistant) -> dict:
@@ -70,9 +74,12 @@ def run() -> dict:
     with tempfile.TemporaryDirectory(prefix="citeqa-bench-verify-") as folder:
         assistant = Assistant(Settings(data_dir=Path(folder)))
         assistant.ensure_index()
+        load_start = load_average()
+        verify, prepare = verification(assistant)
         return {
-            "load_start": load_average(),
-            "verify": verification(assistant),
+            "load_start": load_start,
+            "verify": verify,
+            "prepare": prepare,
             "extractive_distinct": extractive(assistant),
             "load_end": load_average(),
         }

@@ -13,9 +13,10 @@ from fake_openai_server import Behaviour
 from assistant import Assistant, BackendError, Settings
 from assistant.answer import JSON_KEYS, REFUSAL, Answer, contract_problems
 from assistant.answering.claims import Claim, Evidence, parse_citations, read_draft
-from assistant.answering.passages import PaperText
+from assistant.answering.passages import PaperText, paper_texts
 from assistant.answering.pipeline import _substantive
 from assistant.answering.question import Catalog, analyse
+from assistant.retrieval import Filters
 from assistant.settings import AnswerSettings, LLMSettings
 from assistant.text import count_tokens, sentence_spans
 
@@ -228,6 +229,25 @@ def test_a_verified_sentence_off_the_question_is_removed_without_fallback(seeded
     # the quote is verified (it is the paper's own sentence) but off the question
     assert answer.backend == "openai" and answer.note is None
     assert kept(answer) == [f"{GALORE_FACT}."]
+
+
+def test_the_gate_prepared_while_the_model_writes_decides_as_the_gate_after_it(assistant):
+    answerer = assistant.answerer
+    question = answerer.understand(GALORE_Q, [], "openai")
+    papers = paper_texts(
+        answerer.retrieve(question, 10, Filters()), assistant.index.snapshot().papers
+    )
+    prepared = answerer.prepare(question, papers)
+    assert set(prepared) == {paper.paper_id for paper in papers}
+    quotes = " ".join(
+        f"{paper.paper.abstract[slice(*sentence_spans(paper.paper.abstract)[0])]} [{n}]."
+        for n, paper in enumerate(papers, start=1)
+    )
+    claims = answerer.verify(question, quotes, papers).claims
+    assert claims
+    before = answerer.addressing(question, claims, papers)
+    assert answerer.addressing(question, claims, papers, prepared) == before
+    assert 0 < len(before) < len(claims)  # the gate kept some quotes and removed others
 
 
 def test_verified_sentences_on_the_question_stay_whatever_words_it_uses(seeded_dir, fake_openai):

@@ -132,6 +132,15 @@ def test_number_question_on_the_index_answers_with_the_figure(assistant: Assista
     assert [len(sentence_spans(c.snippet)) for c in answer.citations] == [1] * len(answer.citations)
 
 
+def test_a_question_asking_two_things_gets_the_sentence_for_each(assistant: Assistant):
+    answer = assistant.ask(
+        "By how much does GaLore reduce optimizer-state memory, and how far does the 8-bit "
+        "version push that reduction?",
+        backend="extractive",
+    )
+    assert "65.5%" in answer.answer and "82.5%" in answer.answer
+
+
 def test_one_head_in_later_layers_is_answered_with_the_sentence_that_says_it(assistant):
     answer = assistant.ask(
         "Which study finds one attention head is enough in later layers?", backend="extractive"

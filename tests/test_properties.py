@@ -255,6 +255,7 @@ def test_garbage_command_lines_exit_0_or_1_with_one_sentence(
     @settings(
         max_examples=60,
         deadline=None,
+        derandomize=True,  # the same command lines every run: the count below is stable
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     )
     @given(st.one_of(SEARCH_ARGS, INGEST_ARGS, PAPERS_ARGS), CORPUS_FILE, DATA_DIRS)

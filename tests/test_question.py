@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from assistant import Paper
-from assistant.answering.question import Catalog, analyse, intent_of
+from assistant.answering.question import Catalog, analyse, intent_of, question_parts
 
 PAPERS = [
     Paper(
@@ -128,6 +128,25 @@ def test_a_title_given_whole_names_its_paper_not_others_sharing_a_phrase():
     assert analyse(question, question, catalog).named_papers == frozenset({"rl"})
     question = "Summarize the paper on reinforcement learning via environment design."
     assert analyse(question, question, catalog).named_papers == frozenset({"dred"})
+
+
+@pytest.mark.parametrize(
+    ("question", "parts"),
+    [
+        (
+            "What does XRM train, and which requirement of earlier methods does it drop?",
+            ("What does XRM train?", "which requirement of earlier methods does it drop?"),
+        ),
+        (
+            "By how much does GaLore cut memory? How far does the 8-bit version go?",
+            ("By how much does GaLore cut memory?", "How far does the 8-bit version go?"),
+        ),
+        ("Which papers study pruning and quantization?", ()),
+        ("What is GaLore, and why?", ()),
+    ],
+)
+def test_a_question_asking_several_things_is_read_as_its_parts(question, parts):
+    assert question_parts(question) == parts
 
 
 def test_papers_named_by_title_phrase_or_method_name():

@@ -17,6 +17,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -68,6 +69,9 @@ FLOOR_SHARE = 0.8
 # inverted condition, "reduces the number of bits to 2" for "nearly 4 bits", "continuous"
 # for "continual"): the model gave them 0.21, 0.11 and 0.07.
 WEAK_ENTAILMENT = 0.5
+# The relevance gate reads this many sentences of a cited paper, those closest to the
+# question, with the answer model.
+GATE_SENTENCES = 8
 
 Message = dict[str, str]
 
@@ -93,6 +97,7 @@ class Answerer:
         self._backends: dict[str, Backend] = {}
         self._lock = threading.Lock()
         self._catalog: tuple[str, Catalog] | None = None
+        self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="citeqa-prepare")
 
     @cached_property
     def scoring_embedder(self) -> CachedEmbedder:
@@ -216,6 +221,10 @@ class Answerer:
             deadline=deadline,
         )
         request = replace(request, messages=_messages(question.standalone, request.sources))
+        # a weak backend is the in-process model, on the CPUs preparing would use
+        preparing = (
+            None if backend.weak else self._background.submit(self.prepare, question, papers)
+        )
         started = time.perf_counter()
         pieces: list[str] = []
         try:
@@ -232,7 +241,8 @@ class Answerer:
         generate_ms = (time.perf_counter() - started) * 1000
         raw = "".join(pieces)
         verification = self.verify(question, raw, papers)
-        claims = self.addressing(question, verification.claims, papers)
+        answering = preparing.result() if preparing else None
+        claims = self.addressing(question, verification.claims, papers, answering)
         if backend.weak:
             claims = self.standing_alone(claims, papers)
         outcome = _Outcome(name, claims, raw, len(verification.verdicts) - len(claims), generate_ms)
@@ -257,16 +267,28 @@ class Answerer:
         """The verdicts on a generated answer whose source `n` is `papers[n - 1]`."""
         return self.verifier.verify(question, read_draft(text, len(papers)), papers)
 
+    def prepare(self, question: Question, papers: list[PaperText]) -> dict[str, float]:
+        """What checking an answer over `papers` needs before the answer exists, done while
+        the backend writes it: the papers' sentences and their clauses embedded, and the
+        answer model's chance that each paper answers the question."""
+        self.scorer.embed_sentences([s.text for paper in papers for s in paper.supporting()])
+        return self._paper_answering(question, papers)
+
     def addressing(
-        self, question: Question, claims: list[Claim], papers: list[PaperText]
+        self,
+        question: Question,
+        claims: list[Claim],
+        papers: list[PaperText],
+        answering: dict[str, float] | None = None,
     ) -> list[Claim]:
         """The verified claims that address the question: those about a paper some sentence
         of which the answer model gives at least `answer.min_answer_chance` of answering
-        it. What a strong model adds about such a paper (its method, its setting) stays; a
-        sentence about a paper that has nothing to do with the question goes. Openers and
-        framing stay when the claim after them stays."""
+        it (`answering`, from `prepare`, or worked out here). What a strong model adds
+        about such a paper (its method, its setting) stays; a sentence about a paper that
+        has nothing to do with the question goes. Openers and framing stay when the claim
+        after them stays."""
         cited = [p for p in papers if p.paper_id in {i for c in claims for i in c.papers}]
-        chances = self._paper_answering(question, cited)
+        chances = answering or self._paper_answering(question, cited)
         minimum = self.settings.answer.min_answer_chance
         on_topic = {paper_id for paper_id, chance in chances.items() if chance >= minimum}
         return _with_framing(
@@ -298,15 +320,19 @@ class Answerer:
 
     def _paper_answering(self, question: Question, papers: list[PaperText]) -> dict[str, float]:
         """The answer model's best probability that a sentence of each paper answers the
-        question."""
+        question, over the paper's `GATE_SENTENCES` sentences closest to it."""
         model = self.composer.answer_model
         if model is None:
             return {paper.paper_id: 1.0 for paper in papers}
-        pairs = [
-            (paper.paper_id, (question.standalone, passage_text(paper.paper.display_title, s.text)))
-            for paper in papers
-            for s in paper.supporting()
-        ]
+        pairs = []
+        for paper in papers:
+            texts = [sentence.text for sentence in paper.supporting()]
+            closeness = self.relevance.similarity(question, texts) if texts else []
+            title = paper.paper.display_title
+            pairs += [
+                (paper.paper_id, (question.standalone, passage_text(title, texts[i])))
+                for i in np.argsort(-np.asarray(closeness))[:GATE_SENTENCES]
+            ]
         chances = model.probabilities([pair for _, pair in pairs])
         best = dict.fromkeys((paper.paper_id for paper in papers), 0.0)
         for (paper_id, _), chance in zip(pairs, chances, strict=True):

@@ -219,9 +219,10 @@ class Catalog:
         for paper_id, short in self.short_titles.items():
             if _has_phrase(folded, short):
                 named.add(paper_id)
-        for phrase in _phrases(folded):
-            papers = self.title_phrases.get(phrase, set())
-            # a phrase of a title the question gives whole names that paper, not others
+        by_phrase = [self.title_phrases.get(phrase, set()) for phrase in sorted(_phrases(folded))]
+        # the phrases naming fewest papers first: a phrase of a title the question names
+        # more precisely ('non-linear perceptron') names that paper, not others sharing a phrase
+        for papers in sorted(by_phrase, key=len):
             if len(papers) <= _NAMED_BY_FEW and not papers & named:
                 named |= papers
         return named
@@ -323,6 +324,7 @@ class Question:
     which_paper: bool = False
     unfamiliar_words: tuple[str, ...] = ()
     unfamiliar_share: float = 0.0
+    parts: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
 
     @property
@@ -347,6 +349,23 @@ class Question:
             "unfamiliar_words": list(self.unfamiliar_words),
             "notes": list(self.notes),
         }
+
+
+# Where a question asks a second thing: ", and why ...", "...? How ...", "; ...".
+_PART_BREAK = re.compile(
+    r",? and (?=(?:what|how|why|which|who|where|when|is there|are there|does|do|did|can|"
+    r"could|was|were|is|are)\b)|\?\s+(?=[A-Z])|;\s+",
+    re.IGNORECASE,
+)
+_MIN_PART_WORDS = 3
+
+
+def question_parts(question: str) -> tuple[str, ...]:
+    """The things a question asks when it asks several ('What does XRM train, and which
+    requirement does it drop?'); none when it asks one."""
+    parts = [part.strip(" ,?") for part in _PART_BREAK.split(question)]
+    parts = [f"{part}?" for part in parts if len(part.split()) >= _MIN_PART_WORDS]
+    return tuple(parts) if len(parts) > 1 else ()
 
 
 def asked_part(question: str) -> str:
@@ -427,6 +446,7 @@ def analyse(question: str, standalone: str, catalog: Catalog) -> Question:
         which_paper=bool(which) and which.group(1).lower() in ("paper", "work", "study", "article"),
         unfamiliar_words=unfamiliar_words,
         unfamiliar_share=unfamiliar_share,
+        parts=question_parts(question if question == standalone else asked),
         notes=tuple(notes),
     )
 

@@ -141,6 +141,11 @@ class SupportScorer:
         vectors = dict(zip(texts, self.embedder.embed(texts), strict=True)) if texts else {}
         return [self._assess(claim, sentences, known, vectors) for claim, sentences, known in items]
 
+    def embed_sentences(self, sentences: list[str]) -> None:
+        """Embed evidence sentences and their clauses ahead of the claims checked
+        against them (the embedder remembers them)."""
+        self.embedder.embed(list(dict.fromkeys(t for s in sentences for t in [s, *clauses(s)])))
+
     def check(self, claim: str, passage: str) -> Support:
         """The verdict on `claim` against a passage (split into its sentences)."""
         return self.check_many([(claim, passage)])[0]

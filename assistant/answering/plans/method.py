@@ -17,6 +17,9 @@ def plan(question: Question, candidates: Candidates) -> list[Claim]:
     stating = [c for c in own if c.contributes]
     anchor = stating[0] if stating and stating[0].fit >= 0.5 * best.fit else best
     chosen = [c for c in own if c.sentence.index >= anchor.sentence.index][:MOST]
-    if best not in chosen:
-        chosen = [*chosen[: MOST - 1], best]
-    return [candidate.claim() for candidate in chosen]
+    needed = list(
+        {id(c): c for c in [best, *candidates.answering_parts(best.sentence.paper_id)]}.values()
+    )
+    rest = [c for c in chosen if all(c is not n for n in needed)]
+    chosen = [*needed, *rest][: max(MOST, len(needed))]
+    return [candidate.claim() for candidate in sorted(chosen, key=lambda c: c.sentence.index)]

@@ -22,9 +22,14 @@ def plan(question: Question, candidates: Candidates) -> list[Claim]:
     ranked = candidates.ranked(lambda c: _bonus(question, c))
     first = ranked[0]
     chosen = [first]
+    for answering in candidates.answering_parts(first.sentence.paper_id):
+        if not any(c is answering for c in chosen):
+            chosen.append(answering)
     for candidate in ranked[1:]:
-        if len(chosen) == MOST:
+        if len(chosen) >= MOST:
             break
+        if any(c is candidate for c in chosen):
+            continue
         same = candidate.sentence.paper_id == first.sentence.paper_id
         share = SAME_PAPER_SHARE if same else OTHER_PAPER_SHARE
         if candidate.fit >= share * first.fit:
