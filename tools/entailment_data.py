@@ -5,22 +5,25 @@ Every pair is (evidence, claim, label): the evidence is a window of one abstract
 sentences; the claim is one of them (or two fused) rewritten the way an answer writer
 rewrites (reporting verbs, synonyms, a clause dropped, "It" for "Our method"). Label 1
 when that is all; label 0 after one change a fluent but unfaithful answer makes (a number,
-an entity, the polarity, an added claim, a hedge made absolute), or when the evidence is
-another paper's abstract. Positives and negatives share the rewrites, so the model must
-look at the change, not the style. The seed papers (the ones the evaluation sets ask
-about) are left out.
+an entity, one word of a two-word term, the polarity, an added claim, a hedge made
+absolute), or when the evidence is another paper's abstract. Positives and negatives
+share the rewrites, so the model must look at the change, not the style. The seed papers
+(the ones the evaluation sets ask about) are left out.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import re
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[$\\])")
 WORD = re.compile(r"[A-Za-z][A-Za-z\-]+")
+TERM_WORD = re.compile(r"[A-Za-z][a-z\-]{2,}")
 NUMBER = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?![\w.]*[A-Za-z])")
 NAMEISH = re.compile(
     r"\b(?=[A-Za-z0-9\-]*[A-Z])(?=[A-Za-z0-9\-]*(?:[A-Z].*[A-Z]|\d))[A-Za-z][A-Za-z0-9\-]{1,}\b"
@@ -391,6 +394,45 @@ def change_entity(s: str, rng: random.Random, names: list[str]) -> str | None:
     return re.sub(rf"\b{re.escape(old)}\b", new, s, count=1)
 
 
+def term_pairs(abstracts: list[str], min_count: int = 5) -> dict[str, dict[str, list[str]]]:
+    """The corpus's recurring two-word terms ('ridge regression', 'sample covariance'),
+    indexed both ways: `after['ridge']` lists the words seen after 'ridge', `before`
+    the words seen before a word."""
+    counts: Counter[tuple[str, str]] = Counter()
+    for abstract in abstracts:
+        words = TERM_WORD.findall(abstract.lower())
+        counts.update(
+            (x, y) for x, y in itertools.pairwise(words) if x not in STOP and y not in STOP
+        )
+    indexed: dict[str, dict[str, list[str]]] = {"after": {}, "before": {}}
+    for (x, y), count in counts.items():
+        if count >= min_count and x != y:
+            indexed["after"].setdefault(x, []).append(y)
+            indexed["before"].setdefault(y, []).append(x)
+    return indexed
+
+
+def change_term(
+    s: str, rng: random.Random, terms: dict[str, dict[str, list[str]]], evidence: str
+) -> str | None:
+    """One word of a two-word term swapped for a word the corpus uses in the same place and
+    the evidence does not use ('sample covariance' -> 'population covariance', 'partial
+    homogeneity' -> 'partial convexity'): the plausible wrong term a writer slips in."""
+    known = set(TERM_WORD.findall(evidence.lower()))
+    found = list(TERM_WORD.finditer(s))
+    options = []
+    for first, second in itertools.pairwise(found):
+        x, y = first.group(0).lower(), second.group(0).lower()
+        if x in STOP or y in STOP or s[first.end() : second.start()] != " ":
+            continue
+        options += [(second, w) for w in terms["after"].get(x, []) if w not in known]
+        options += [(first, w) for w in terms["before"].get(y, []) if w not in known]
+    if not options:
+        return None
+    match, word = rng.choice(options)
+    return s[: match.start()] + word + s[match.end() :]
+
+
 def flip(s: str, rng: random.Random) -> str | None:
     options = [(rf"\b{a}\b", b) for a, b in OPPOSITES if re.search(rf"\b{a}\b", s)]
     options += [(re.escape(a), b) for a, b in AUXILIARIES if a in s]
@@ -430,7 +472,16 @@ def window(sents: list[str], used: list[int], rng: random.Random) -> str:
     return " ".join(sents[i] for i in chosen)
 
 
-KINDS = ["number", "entity", "negation", "addition", "overgeneralisation", "citation", "missing"]
+KINDS = [
+    "number",
+    "entity",
+    "term",
+    "negation",
+    "addition",
+    "overgeneralisation",
+    "citation",
+    "missing",
+]
 
 
 def unfaithful(
@@ -439,6 +490,7 @@ def unfaithful(
     used: list[int],
     near: list[str],
     names: list[str],
+    terms: dict[str, dict[str, list[str]]],
     rng: random.Random,
 ) -> tuple[str, str, str]:
     """One unfaithful (claim, kind, evidence): kinds in random order (a figure first when
@@ -460,6 +512,7 @@ def unfaithful(
         changed = {
             "number": lambda: change_number(claim, rng),
             "entity": lambda: change_entity(claim, rng, names),
+            "term": lambda: change_term(claim, rng, terms, evidence),
             "negation": lambda: flip(claim, rng),
             "addition": lambda: add_claim(claim, rng, near),
             "overgeneralisation": lambda: overgeneralise(claim, rng),
@@ -474,6 +527,7 @@ def pairs(abstracts: list[str], seed: int = 13) -> Iterator[dict]:
     split = [sentences(a) for a in abstracts]
     words = [content(a) for a in abstracts]
     names = sorted({m.group(0) for a in abstracts for m in NAMEISH.finditer(a)})
+    terms = term_pairs(abstracts)
     for k, sents in enumerate(split):
         if len(sents) < 3:
             continue
@@ -493,7 +547,7 @@ def pairs(abstracts: list[str], seed: int = 13) -> Iterator[dict]:
             if rng.random() < 0.5:
                 yield {"evidence": evidence, "claim": claim, "label": 1, "kind": "faithful"}
                 continue
-            changed, kind, evidence = unfaithful(claim, sents, used, split[near], names, rng)
+            changed, kind, evidence = unfaithful(claim, sents, used, split[near], names, terms, rng)
             yield {"evidence": evidence, "claim": changed, "label": 0, "kind": kind}
 
 
