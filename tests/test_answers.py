@@ -422,6 +422,7 @@ def test_a_refusal_lists_the_closest_papers(assistant):
     [
         ("Hybrid Neural ODE-based Models: Neural ODEs in (", False),
         ("The CARE enzyme benchmark defines two tasks: 1.", False),
+        ("The study of class disparities and spectral imbalance is", False),
         ("Our code is hosted on GitHub: https://github.com/x/y.", False),
         ("Which papers study neural collapse, and in what settings.", False),
         (

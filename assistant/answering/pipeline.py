@@ -58,7 +58,8 @@ _FOLLOW_UP = re.compile(
 _MIN_WORDS = 5
 _FRAGMENT_END = re.compile(
     r"(?::|[(\[{,;]|:\s*\(?\d{1,2}[.)]|\(\d{1,2}\)"
-    r"|\b(?:in|of|and|or|the|a|an|to|for|with|by|on|as|from|such as)\.?)\s*$"
+    r"|\b(?:in|of|and|or|the|a|an|to|for|with|by|on|as|from|such as)\.?"
+    r"|\b(?:is|are|was|were|be|has|have|that|which|its|their|than|into|via|between))\s*$"
 )
 # A generated answer stays when its best sentence addresses the question at least this
 # share as well as the extractive answer's best (chosen on the dev halves: faithful strong-
