@@ -1,16 +1,18 @@
 """Fit the refusal model of `assistant/answering/plans/refusal.py` on labelled questions.
 
-    python -m bench.fit_refusal eval/questions_dev.jsonl eval/questions.jsonl \
-        eval/questions_test.jsonl
+    python -m bench.fit_refusal eval/questions.jsonl eval/questions_dev.jsonl ... \
+        --threshold 0.4
 
-Prints the weights to paste into refusal.py, and leave-one-out accuracy on answerable and
-unanswerable questions. Never give it a held-out set that has not been scored yet
-(`questions_test.jsonl` became fitting data once its report was committed;
-`questions_test2.jsonl` is held out)."""
+Prints the weights to paste into refusal.py and, holding out each question set in turn
+(a model fitted on the others decides it), the share of answerable questions answered and
+of unanswerable ones refused. `--threshold` moves the bias so that the shipped decision
+(probability ≥ 0.5) is the balanced fit's probability ≥ threshold. Never give it a held-out
+set that has not been scored yet."""
 
 from __future__ import annotations
 
-import sys
+import argparse
+import math
 import tempfile
 from pathlib import Path
 
@@ -18,12 +20,13 @@ import numpy as np
 
 from assistant import Assistant, Settings
 from assistant.answering.passages import paper_texts
+from assistant.answering.plans import _asks_about_named_paper
 from assistant.answering.plans.refusal import FEATURES, features
 from assistant.evaluation import load_questions
 from assistant.retrieval import Filters
 
 
-def _fit(x: np.ndarray, y: np.ndarray, l2: float = 0.01, steps: int = 20000) -> np.ndarray:
+def _fit(x: np.ndarray, y: np.ndarray, l2: float = 0.01, steps: int = 8000) -> np.ndarray:
     """Logistic regression by gradient descent, both classes weighted equally; returns the
     weights then the bias."""
     w = np.zeros(x.shape[1] + 1)
@@ -35,38 +38,50 @@ def _fit(x: np.ndarray, y: np.ndarray, l2: float = 0.01, steps: int = 20000) -> 
     return w
 
 
-def main(paths: list[str]) -> None:
+def _signals(assistant: Assistant, path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each question's features, whether it is answerable, and whether the named-paper
+    rule answers it whatever the model says."""
+    answerer = assistant.answerer
+    rows, labels, named = [], [], []
+    for question in load_questions(Path(path)):
+        understood = answerer.understand(question.question, question.history, "extractive")
+        hits = answerer.retrieve(understood, None, Filters())
+        papers = paper_texts(hits, assistant.index.snapshot().papers)
+        rows.append(features(understood, answerer.composer.candidates(understood, papers)))
+        labels.append(float(question.answerable))
+        named.append(_asks_about_named_paper(understood))
+    return np.array(rows), np.array(labels), np.array(named)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("sets", nargs="+")
+    parser.add_argument("--threshold", type=float, default=0.5)
+    args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         assistant = Assistant(Settings(data_dir=Path(folder)))
         assistant.ensure_index()
-        answerer = assistant.answerer
-        rows, labels = [], []
-        for path in paths:
-            for question in load_questions(Path(path)):
-                understood = answerer.understand(question.question, question.history, "extractive")
-                hits = answerer.retrieve(understood, None, Filters())
-                papers = paper_texts(hits, assistant.index.snapshot().papers)
-                candidates = answerer.composer.candidates(understood, papers)
-                rows.append(features(understood, candidates))
-                labels.append(float(question.answerable))
-    x, y = np.array(rows), np.array(labels)
-    np.save("/tmp/refusal_xy.npy", np.hstack([x, y[:, None]]))
+        signals = [_signals(assistant, path) for path in args.sets]
+    shift = math.log(args.threshold / (1 - args.threshold))
+    answered, refused = [], []
+    for held, (x, y, named) in enumerate(signals):
+        train = [s for i, s in enumerate(signals) if i != held]
+        w = _fit(np.vstack([s[0] for s in train]), np.concatenate([s[1] for s in train]))
+        decided = (x @ w[:-1] + w[-1] >= shift) | named
+        answered += list(decided[y == 1])
+        refused += list(~decided[y == 0])
+    x = np.vstack([s[0] for s in signals])
+    y = np.concatenate([s[1] for s in signals])
     for label in (1, 0):
         print("answerable" if label else "unanswerable", x[y == label].mean(axis=0).round(2))
     w = _fit(x, y)
     print("WEIGHTS =", tuple(round(float(v), 2) for v in w[:-1]), " # ", FEATURES)
-    print("BIAS =", round(float(w[-1]), 2))
-    held_out = []
-    for i in range(len(y)):
-        keep = np.arange(len(y)) != i
-        wi = _fit(x[keep], y[keep], steps=5000)
-        held_out.append(1 / (1 + np.exp(-(x[i] @ wi[:-1] + wi[-1]))) >= 0.5)
-    held_out = np.array(held_out)
+    print("BIAS =", round(float(w[-1] - shift), 2))
     print(
-        f"leave-one-out: answered {held_out[y == 1].mean():.3f} of answerable, "
-        f"refused {1 - held_out[y == 0].mean():.3f} of unanswerable"
+        f"each set held out: answered {np.mean(answered):.3f} of {len(answered)} answerable, "
+        f"refused {np.mean(refused):.3f} of {len(refused)} unanswerable"
     )
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

@@ -160,6 +160,8 @@ def test_the_work_of_an_author_is_summarised_from_their_paper(assistant: Assista
         "Which paper proposes a method for music generation?",
         "Which paper designs a quantum algorithm for portfolio optimization?",
         "What BLEU score is reported for English-German machine translation?",
+        "Which paper releases a benchmark for detecting watermarks in LLM-generated text?",
+        "Which papers study speaker diarization?",
     ],
 )
 def test_questions_the_papers_do_not_answer_are_refused(assistant: Assistant, question):
