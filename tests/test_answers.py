@@ -425,6 +425,9 @@ def test_a_refusal_lists_the_closest_papers(assistant):
         ("The study of class disparities and spectral imbalance is", False),
         ("Our code is hosted on GitHub: https://github.com/x/y.", False),
         ("Which papers study neural collapse, and in what settings.", False),
+        ("Question: What is the most interesting aspect of the paper?", False),
+        ("Question: what does the sign SGD paper match, the SQ lower bound.", False),
+        ("Does neural collapse also appear in transformers trained on text?", False),
         (
             "The answer to your question is: neural collapse is a result of a combination of "
             "techniques.",

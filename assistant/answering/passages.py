@@ -16,7 +16,7 @@ from ..retrieval import Hit
 from ..text import Span, sentence_spans
 
 _INSTRUCTION = re.compile(
-    r"^\s*(?:#+\s*)?(?:system|assistant|user|human|ai|instruction|prompt)\s*:"
+    r"^\s*(?:#+\s*)?(?:system|assistant|user|human|ai|instruction|prompt|question|answer)\s*:"
     r"|\b(?:ignore|disregard|forget)\b.{0,30}\b(?:instructions?|prompts?|rules?|above|previous)\b"
     r"|\byou (?:must|should|are to|will|shall) (?:answer|respond|reply|say|state|output|"
     r"write|tell|ignore|always|never)\b"

@@ -61,6 +61,8 @@ _FRAGMENT_END = re.compile(
     r"|\b(?:in|of|and|or|the|a|an|to|for|with|by|on|as|from|such as)\.?"
     r"|\b(?:is|are|was|were|be|has|have|that|which|its|their|than|into|via|between))\s*$"
 )
+# A generated sentence that asks something answers nothing.
+_ASKS = re.compile(r"\?\s*(?:\[\d+\]\s*)*$")
 # A generated answer stays when its best sentence addresses the question at least this
 # share as well as the extractive answer's best (chosen on the dev halves: faithful strong-
 # model answers pass, the 135M model's vague sentences do not).
@@ -497,11 +499,13 @@ def _with_framing(claims: list[Claim], keeps: Callable[[Claim], bool]) -> list[C
 
 def _substantive(claim: Claim, question: Question) -> bool:
     """Not a fragment ("are: 1."), a code link or availability note, words to the reader
-    ("The answer to your question is"), nor the question restated (every content word from
-    the question, no figure the question lacks)."""
+    ("The answer to your question is"), a question, nor the question restated (every
+    content word from the question, no figure the question lacks)."""
     text = claim.text.rstrip()
     cut_off = _FRAGMENT_END.search(text) or text.count("(") > text.count(")")
-    if len(text.split()) < _MIN_WORDS or cut_off or is_boilerplate(text) or is_instruction(text):
+    if len(text.split()) < _MIN_WORDS or cut_off or _ASKS.search(text):
+        return False
+    if is_boilerplate(text) or is_instruction(text):
         return False
     asked = content_stems(question.standalone, QUESTION_WORDS)
     added = quantities(text) - quantities(question.standalone)
