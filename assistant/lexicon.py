@@ -141,10 +141,14 @@ def content_stems(text: str, ignore: frozenset[str] = STOPWORDS) -> set[str]:
     return set(_content_stems(text, ignore))
 
 
+_FIGURE_WITH_UNIT = re.compile(r"\d+(?:\.\d+)?(?:-[a-z]+)+")
+
+
 def looks_like_name(word: str) -> bool:
     """Method, model and dataset names: capitals after the first letter, or letters and
-    digits together (GaLore, XRM, LLaMA-7B, Set5; not 2024)."""
-    if word.isdigit() or not word[:1].isalnum():
+    digits together (GaLore, XRM, LLaMA-7B, Set5; not 2024, nor a figure with its unit:
+    4-bit, 2-layer)."""
+    if word.isdigit() or not word[:1].isalnum() or _FIGURE_WITH_UNIT.fullmatch(word):
         return False
     return any(c.isupper() for c in word[1:]) or any(c.isdigit() for c in word)
 

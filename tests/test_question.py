@@ -171,3 +171,16 @@ def test_words_no_paper_uses_are_unfamiliar_unless_everyday_english():
     assert off_topic.to_json()["unfamiliar_words"] == ["watermark"]
     on_topic = understood("How much memory does GaLore save when training?")
     assert on_topic.unfamiliar_words == () and on_topic.unfamiliar_share == 0
+
+
+def test_a_figure_with_its_unit_names_no_paper():
+    catalog = Catalog(
+        [
+            Paper(paper_id="sdp", title="SDP4Bit", abstract="SDP4Bit quantizes to 4-bit."),
+            Paper(paper_id="qlora", title="IR-QLoRA", abstract="A 4-bit LLaMA improves."),
+            Paper(paper_id="other", title="Other", abstract="We study 8-bit training."),
+        ]
+    )
+    question = "What does SDP4Bit quantize to 4-bit?"
+    named = analyse(question, question, catalog)
+    assert named.named_papers == frozenset({"sdp"}) and "4-bit" not in named.names
