@@ -9,6 +9,7 @@ from assistant import Assistant, Paper
 from assistant.answering.cross_encoder import answer_model
 from assistant.answering.passages import PaperText
 from assistant.answering.plans import Composer
+from assistant.answering.plans import candidates as candidates_module
 from assistant.answering.question import Catalog, analyse
 from assistant.answering.relevance import RelevanceScorer
 from assistant.embeddings import OnnxMiniLMEmbedder
@@ -54,6 +55,18 @@ def compose(composer: Composer, question: str, papers=PAPERS):
     understood = analyse(question, question, Catalog(papers))
     texts = [PaperText(p, rank) for rank, p in enumerate(papers)]
     return understood, composer.compose(understood, texts).claims
+
+
+def test_the_answer_model_reads_each_compared_papers_closest_sentences(composer, monkeypatch):
+    # the answer model first reads only the question's two closest sentences
+    monkeypatch.setattr(candidates_module, "ANSWER_CANDIDATES", 2)
+    question = "How do FooNet and BarNet differ in what they compress?"
+    understood = analyse(question, question, Catalog(PAPERS))
+    texts = [PaperText(p, rank) for rank, p in enumerate(PAPERS)]
+    candidates = composer.candidates(understood, texts)
+    unread = [c for c in candidates.of("bar") if c.answers == 0.0]
+    candidates.read_papers(["bar"], per_paper=len(candidates.of("bar")))
+    assert unread and all(c.answers > 0.0 for c in candidates.of("bar"))
 
 
 def test_a_how_much_question_quotes_the_sentence_with_the_number_first(composer):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -33,6 +33,9 @@ ANSWER_WEIGHT = 0.5
 # sentence on 2 CPUs): on the same questions, the top sentence holds a key fact for 142 of
 # 200 with 8, 139 with 4, 143 with all (33 on average).
 ANSWER_CANDIDATES = 8
+# Of each paper a comparison or summary covers, this many of its most relevant sentences are
+# read by the answer model too.
+PAPER_CANDIDATES = 4
 # Asked several things, the reader gets the answering paper's sentence that the answer
 # model gives at least this chance of answering each.
 PART_CHANCE = 0.5
@@ -86,22 +89,46 @@ class Candidates:
             [p.context for _, p in pairs],
             [p.paper.abstract for _, p in pairs],
         )
-        top = np.argsort(-scores)[:ANSWER_CANDIDATES]
-        asked = [question.standalone, *question.parts] if answer_model is not None and pairs else []
-        answers = np.zeros((len(asked), len(pairs)), dtype=np.float32)
-        for row, text in enumerate(asked):
-            answers[row, top] = answer_model.probabilities(
-                [
-                    (text, passage_text(pairs[i][1].paper.display_title, pairs[i][0].text))
-                    for i in top
-                ]
-            )
-        if question.wants_number:
-            answers *= [1.0 if has_quantity(s.text) else NO_FIGURE for s, _ in pairs]
+        self.answer_model = answer_model
+        unread = (0.0,) * len(question.parts)
         self.all = [
-            Candidate(s, p, float(r), float(a[0]) if len(a) else 0.0, tuple(map(float, a[1:])))
-            for (s, p), r, a in zip(pairs, scores, answers.T, strict=True)
+            Candidate(s, p, float(r), answers_parts=unread)
+            for (s, p), r in zip(pairs, scores, strict=True)
         ]
+        self._read: set[int] = set()
+        self._read_answers([int(i) for i in np.argsort(-scores)[:ANSWER_CANDIDATES]])
+
+    def _read_answers(self, indices: list[int]) -> None:
+        """Have the answer model read the candidates at `indices` (once each) for the
+        question and each of its parts."""
+        indices = [i for i in indices if i not in self._read]
+        if self.answer_model is None or not indices:
+            return
+        self._read.update(indices)
+        question = self.question
+        read = [self.all[i] for i in indices]
+        passages = [passage_text(c.paper.paper.display_title, c.sentence.text) for c in read]
+        chances = np.array(
+            [
+                self.answer_model.probabilities([(text, passage) for passage in passages])
+                for text in [question.standalone, *question.parts]
+            ]
+        )
+        if question.wants_number:
+            chances *= [1.0 if has_quantity(c.sentence.text) else NO_FIGURE for c in read]
+        for column, i in enumerate(indices):
+            answers = chances[:, column]
+            self.all[i] = replace(
+                self.all[i], answers=float(answers[0]), answers_parts=tuple(map(float, answers[1:]))
+            )
+
+    def read_papers(self, paper_ids: list[str], per_paper: int = PAPER_CANDIDATES) -> None:
+        """Have the answer model read each paper's most relevant sentences too: the
+        question's closest sentences may all come from one of the papers it compares."""
+        for paper_id in paper_ids:
+            own = [i for i, c in enumerate(self.all) if c.sentence.paper_id == paper_id]
+            own.sort(key=lambda i: self.all[i].relevance, reverse=True)
+            self._read_answers(own[:per_paper])
 
     def __bool__(self) -> bool:
         return bool(self.all)

@@ -14,6 +14,7 @@ CONTRIBUTION_BONUS = 0.1
 
 
 def plan(question: Question, candidates: Candidates, targets: list[str]) -> list[Claim]:
+    candidates.read_papers(targets)
     claims = []
     for paper_id in targets:
         own = sorted(
