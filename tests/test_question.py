@@ -184,3 +184,8 @@ def test_a_figure_with_its_unit_names_no_paper():
     question = "What does SDP4Bit quantize to 4-bit?"
     named = analyse(question, question, catalog)
     assert named.named_papers == frozenset({"sdp"}) and "4-bit" not in named.names
+
+
+def test_a_compound_of_familiar_words_is_familiar():
+    asked = understood("Which papers study low-memory training with GaLore?")
+    assert asked.unfamiliar_words == () and asked.unfamiliar_share == 0

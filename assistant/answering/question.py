@@ -247,7 +247,8 @@ class Catalog:
         everyday English, and their share of its content words, each weighted by its
         inverse document frequency: a question about a topic the collection lacks
         ("watermarking") has a large share, one in the asker's own words ("later") not."""
-        asked = content_stems(question, _NOT_CONTENT)
+        # a compound counts by its parts: 'loss-landscape' is familiar where both are
+        asked = {word for word in content_stems(question, _NOT_CONTENT) if "-" not in word}
         if not asked:
             return (), 0.0
         count = len(self.papers) + 1
