@@ -20,7 +20,7 @@ import numpy as np
 
 from assistant import Assistant, Settings
 from assistant.answering.passages import paper_texts
-from assistant.answering.plans import _asks_about_named_paper
+from assistant.answering.plans import asks_about_named_paper
 from assistant.answering.plans.refusal import FEATURES, features
 from assistant.evaluation import load_questions
 from assistant.retrieval import Filters
@@ -49,7 +49,7 @@ def _signals(assistant: Assistant, path: str) -> tuple[np.ndarray, np.ndarray, n
         papers = paper_texts(hits, assistant.index.snapshot().papers)
         rows.append(features(understood, answerer.composer.candidates(understood, papers)))
         labels.append(float(question.answerable))
-        named.append(_asks_about_named_paper(understood))
+        named.append(asks_about_named_paper(understood))
     return np.array(rows), np.array(labels), np.array(named)
 
 

@@ -53,7 +53,7 @@ class Composer:
         if not candidates:
             return Composition()
         confidence = answerable(question, candidates)
-        if confidence < self.settings.min_confidence and not _asks_about_named_paper(question):
+        if confidence < self.settings.min_confidence and not asks_about_named_paper(question):
             return Composition(confidence=confidence)
         return Composition(self._plan(question, candidates), confidence)
 
@@ -70,7 +70,7 @@ class Composer:
         return single.plan(question, candidates)
 
 
-def _asks_about_named_paper(question: Question) -> bool:
+def asks_about_named_paper(question: Question) -> bool:
     """A summary of a paper the question names (by title, method, author), a comparison of
     papers it names, or the list of an author's papers is answered by those papers'
     abstracts whatever the wording."""

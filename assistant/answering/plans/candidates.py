@@ -81,7 +81,6 @@ class Candidates:
     ):
         self.question = question
         self.papers = papers
-        self.scorer = scorer
         pairs = [(s, p) for p in papers for s in p.sentences if s.quotable]
         scores = scorer.score(
             question,
@@ -136,10 +135,6 @@ class Candidates:
     @cached_property
     def best(self) -> Candidate | None:
         return max(self.all, key=lambda c: c.relevance, default=None)
-
-    def similarity(self):
-        """The embedding similarity of each candidate to the question, in order."""
-        return self.scorer.similarity(self.question, [c.sentence.text for c in self.all])
 
     def answering_parts(self, paper_id: str) -> list[Candidate]:
         """For a question that asks several things (`Question.parts`), the paper's sentence
