@@ -96,6 +96,9 @@ class Candidates:
         ]
         self._read: set[int] = set()
         self._read_answers([int(i) for i in np.argsort(-scores)[:ANSWER_CANDIDATES]])
+        if papers:
+            top = min(papers, key=lambda p: p.rank)
+            self.read_papers([top.paper_id], per_paper=len(self.all))
 
     def _read_answers(self, indices: list[int]) -> None:
         """Have the answer model read the candidates at `indices` (once each) for the
