@@ -26,12 +26,14 @@ from assistant.evaluation import load_questions
 from assistant.retrieval import Filters
 
 
-def _fit(x: np.ndarray, y: np.ndarray, l2: float = 0.01, steps: int = 8000) -> np.ndarray:
-    """Logistic regression by gradient descent, both classes weighted equally; returns the
-    weights then the bias."""
+def fit(
+    x: np.ndarray, y: np.ndarray, l2: float = 0.01, steps: int = 8000, balanced: bool = True
+) -> np.ndarray:
+    """Logistic regression by gradient descent (with `balanced`, both classes weighted
+    equally); returns the weights then the bias."""
     w = np.zeros(x.shape[1] + 1)
     xb = np.hstack([x, np.ones((len(x), 1))])
-    balance = np.where(y == 1, 0.5 / y.mean(), 0.5 / (1 - y.mean()))
+    balance = np.where(y == 1, 0.5 / y.mean(), 0.5 / (1 - y.mean())) if balanced else 1.0
     for _ in range(steps):
         p = 1 / (1 + np.exp(-xb @ w))
         w -= 0.5 * (xb.T @ (balance * (p - y)) / len(y) + l2 * np.r_[w[:-1], 0])
@@ -66,7 +68,7 @@ def main() -> None:
     answered, refused = [], []
     for held, (x, y, named) in enumerate(signals):
         train = [s for i, s in enumerate(signals) if i != held]
-        w = _fit(np.vstack([s[0] for s in train]), np.concatenate([s[1] for s in train]))
+        w = fit(np.vstack([s[0] for s in train]), np.concatenate([s[1] for s in train]))
         decided = (x @ w[:-1] + w[-1] >= shift) | named
         answered += list(decided[y == 1])
         refused += list(~decided[y == 0])
@@ -74,7 +76,7 @@ def main() -> None:
     y = np.concatenate([s[1] for s in signals])
     for label in (1, 0):
         print("answerable" if label else "unanswerable", x[y == label].mean(axis=0).round(2))
-    w = _fit(x, y)
+    w = fit(x, y)
     print("WEIGHTS =", tuple(round(float(v), 2) for v in w[:-1]), " # ", FEATURES)
     print("BIAS =", round(float(w[-1] - shift), 2))
     print(
