@@ -50,6 +50,7 @@ def understood(question: str):
     [
         ("Which papers study neural collapse?", "list"),
         ("Summarize the GaLore paper.", "summary"),
+        ("Can you give me an overview of the GaLore paper?", "summary"),
         ("What is GaLore about?", "summary"),
         ("Does GaLore reduce optimizer memory?", "yes_no"),
         ("By how much does GaLore reduce memory?", "number"),
@@ -100,6 +101,27 @@ def test_names_without_diacritics_match_indexed_authors():
     result = understood("What did Pierre Marion and Lenaic Chizat prove?")
     assert set(result.authors) == {"Pierre Marion", "Lénaïc Chizat"}
     assert result.paper_ids == frozenset({"accent"})
+
+
+def test_a_possessive_surname_names_its_author():
+    result = understood("What do Marion & Chizat's results say about sharpness?")
+    assert set(result.authors) == {"Pierre Marion", "Lénaïc Chizat"}
+    assert result.paper_ids == frozenset({"accent"})
+
+
+def test_a_surname_several_authors_share_still_means_the_joint_paper():
+    other = Paper(
+        paper_id="other",
+        title="Another Study",
+        authors=["Wei Zhang"],
+        venue="ICML 2024",
+        abstract="We study something else.",
+    )
+    catalog = Catalog([*PAPERS, other])
+    question = "Summarize the paper by Zhang and Tian."
+    result = analyse(question, question, catalog)
+    assert {"Zhenyu Zhang", "Wei Zhang", "Yuandong Tian"} <= set(result.authors)
+    assert result.paper_ids == frozenset({"galore"})
 
 
 def test_venue_and_year_restrict_the_papers():

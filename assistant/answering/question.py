@@ -35,7 +35,8 @@ Intent = Literal["fact", "number", "method", "yes_no", "list", "summary", "compa
 _AUXILIARY = r"(?:is|are|was|were|do|does|did|can|could|would|should|will|has|have|had|might|may)"
 _NOT_AUXILIARY = rf"(?!{_AUXILIARY}\b)"
 _SUMMARY = re.compile(
-    r"^\s*(?:please\s+)?(?:summari[sz]e|sum up|give (?:me )?(?:a|an) (?:summary|overview)|"
+    r"^\s*(?:(?:can|could|would) you\s+)?(?:please\s+)?(?:summari[sz]e|sum up|"
+    r"give (?:me )?(?:a|an) (?:summary|overview)|"
     r"(?:a |an )?(?:summary|overview) of|tell me about|describe the (?:paper|work|study))\b"
     r"|\bwhat (?:is|was) (?:the )?(?:paper|work|study|article)\b.*\babout\b"
     r"|\bwhat (?:is|are) .{2,80} about\s*\??\s*$",
@@ -114,6 +115,7 @@ _NOT_CONTENT = STOPWORDS | QUESTION_WORDS
 _AUTHOR_CUE = re.compile(r"\b(?:by|from|authors?|et al|co-?authors?|wrote|written)\b", re.I)
 _YEAR = re.compile(r"\b(19[5-9]\d|20\d\d)\b")
 _NAME_WORD = re.compile(r"[^\W\d_][\w'’.\-]*")
+_POSSESSIVE = re.compile(r"['’]s$")
 # A method name shared by more papers than this says less about which paper is meant.
 _NAMED_BY_FEW = 3
 # A title counts as named when the question has this share of its content words.
@@ -184,7 +186,7 @@ class Catalog:
                 found.setdefault(author, form)
         cue = bool(_AUTHOR_CUE.search(question))
         for word in _NAME_WORD.findall(question):
-            key = fold(word).strip(".'’")
+            key = _POSSESSIVE.sub("", fold(word)).strip(".'’")
             if len(key) < 3 or key in STOPWORDS or key in QUESTION_WORDS:
                 continue
             authors = self.surnames.get(key)
@@ -461,7 +463,11 @@ def _restriction(
     notes = []
     allowed: set[str] | None = None
     if authors:
-        sets = [set(match.papers) for match in authors]
+        # one surname may match several authors ('Cao'): each mention allows any of theirs
+        by_mention: dict[str, set[str]] = defaultdict(set)
+        for match in authors:
+            by_mention[match.matched] |= match.papers
+        sets = list(by_mention.values())
         joint = set.intersection(*sets)
         allowed = joint or set.union(*sets)
     for label, value in (("venue", venue), ("year", year)):
