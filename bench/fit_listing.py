@@ -10,19 +10,17 @@ held-out set that has not been scored yet."""
 
 from __future__ import annotations
 
-import argparse
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from assistant import Assistant, Settings
+from assistant import Assistant
 from assistant.answering.passages import paper_texts
 from assistant.answering.plans.listing import paper_signals
 from assistant.evaluation import load_questions
 from assistant.retrieval import Filters
 
-from .fit_refusal import fit
+from .fitting import fit, signals_per_set
 
 
 def _signals(assistant: Assistant, path: str) -> tuple[np.ndarray, np.ndarray]:
@@ -44,14 +42,7 @@ def _signals(assistant: Assistant, path: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("sets", nargs="+")
-    parser.add_argument("--threshold", type=float, default=0.5)
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder:
-        assistant = Assistant(Settings(data_dir=Path(folder)))
-        assistant.ensure_index()
-        signals = [_signals(assistant, path) for path in args.sets]
+    args, signals = signals_per_set(_signals)
     gold = other = 0
     for held, (x, y) in enumerate(signals):
         train = [s for i, s in enumerate(signals) if i != held]

@@ -11,33 +11,19 @@ set that has not been scored yet."""
 
 from __future__ import annotations
 
-import argparse
 import math
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from assistant import Assistant, Settings
+from assistant import Assistant
 from assistant.answering.passages import paper_texts
 from assistant.answering.plans import asks_about_named_paper
 from assistant.answering.plans.refusal import FEATURES, features
 from assistant.evaluation import load_questions
 from assistant.retrieval import Filters
 
-
-def fit(
-    x: np.ndarray, y: np.ndarray, l2: float = 0.01, steps: int = 8000, balanced: bool = True
-) -> np.ndarray:
-    """Logistic regression by gradient descent (with `balanced`, both classes weighted
-    equally); returns the weights then the bias."""
-    w = np.zeros(x.shape[1] + 1)
-    xb = np.hstack([x, np.ones((len(x), 1))])
-    balance = np.where(y == 1, 0.5 / y.mean(), 0.5 / (1 - y.mean())) if balanced else 1.0
-    for _ in range(steps):
-        p = 1 / (1 + np.exp(-xb @ w))
-        w -= 0.5 * (xb.T @ (balance * (p - y)) / len(y) + l2 * np.r_[w[:-1], 0])
-    return w
+from .fitting import fit, signals_per_set
 
 
 def _signals(assistant: Assistant, path: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -56,14 +42,7 @@ def _signals(assistant: Assistant, path: str) -> tuple[np.ndarray, np.ndarray, n
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("sets", nargs="+")
-    parser.add_argument("--threshold", type=float, default=0.5)
-    args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder:
-        assistant = Assistant(Settings(data_dir=Path(folder)))
-        assistant.ensure_index()
-        signals = [_signals(assistant, path) for path in args.sets]
+    args, signals = signals_per_set(_signals)
     shift = math.log(args.threshold / (1 - args.threshold))
     answered, refused = [], []
     for held, (x, y, named) in enumerate(signals):
