@@ -16,7 +16,7 @@ import numpy as np
 
 from assistant import Assistant
 from assistant.answering.passages import paper_texts
-from assistant.answering.plans.listing import paper_signals
+from assistant.answering.plans.listing import LISTED_WEIGHTS, paper_signals
 from assistant.evaluation import load_questions
 from assistant.retrieval import Filters
 
@@ -38,7 +38,7 @@ def _signals(assistant: Assistant, path: str) -> tuple[np.ndarray, np.ndarray]:
         for paper_id, signals in paper_signals(understood, candidates).items():
             rows.append(signals)
             labels.append(float(paper_id in question.gold_papers))
-    return np.array(rows).reshape(-1, 3), np.array(labels)
+    return np.array(rows).reshape(-1, len(LISTED_WEIGHTS)), np.array(labels)
 
 
 def main() -> None:

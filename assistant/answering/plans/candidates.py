@@ -98,7 +98,7 @@ class Candidates:
         self._read_answers([int(i) for i in np.argsort(-scores)[:ANSWER_CANDIDATES]])
         if papers:
             top = min(papers, key=lambda p: p.rank)
-            self.read_papers([top.paper_id], per_paper=len(self.all))
+            self.read_papers([top.paper_id], per_paper=None)
 
     def _read_answers(self, indices: list[int]) -> None:
         """Have the answer model read the candidates at `indices` (once each) for the
@@ -124,9 +124,10 @@ class Candidates:
                 self.all[i], answers=float(answers[0]), answers_parts=tuple(map(float, answers[1:]))
             )
 
-    def read_papers(self, paper_ids: list[str], per_paper: int = PAPER_CANDIDATES) -> None:
-        """Have the answer model read each paper's most relevant sentences too: the
-        question's closest sentences may all come from one of the papers it compares."""
+    def read_papers(self, paper_ids: list[str], per_paper: int | None = PAPER_CANDIDATES) -> None:
+        """Have the answer model read each paper's `per_paper` most relevant sentences too
+        (None: all of them): the question's closest sentences may all come from one of the
+        papers it compares."""
         for paper_id in paper_ids:
             own = [i for i, c in enumerate(self.all) if c.sentence.paper_id == paper_id]
             own.sort(key=lambda i: self.all[i].relevance, reverse=True)
