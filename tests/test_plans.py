@@ -188,3 +188,10 @@ def test_which_papers_question_lists_several_papers(assistant: Assistant):
     assert len({c.paper_id for c in answer.citations}) >= 2 and len(lines) >= 2
     assert answer.sentences[0].kind == "framing"
     assert answer.sentences[0].text.startswith({2: "Two", 3: "Three", 4: "Four"}[len(lines)])
+
+
+@pytest.mark.parametrize("first", ["foo", "bar"])
+def test_of_two_papers_that_answer_alike_the_one_retrieved_first_answers(composer, first):
+    ordered = sorted(PAPERS, key=lambda p: p.paper_id != first)
+    _, claims = compose(composer, "Which method compresses graphs?", ordered)
+    assert claims[0].evidence[0].paper_id == first
