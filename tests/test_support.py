@@ -220,3 +220,24 @@ def test_an_acronym_that_spells_a_number_states_none(scorer):
     assert scorer.check(
         "TRIPLE selects prompts under a limited budget of LLM calls.", passage
     ).supported
+
+
+SHAMPOO = (
+    "We show that quantizing the eigenvector matrix of the preconditioner in 4-bit Shampoo is "
+    "remarkably better than quantizing the preconditioner itself."
+)
+SPV = "The attack relies on a membership signal grounded in memorization rather than overfitting."
+
+
+def test_what_a_claim_sets_aside_with_rather_than_need_not_be_denied_by_the_passage(scorer):
+    claim = (
+        "Rather than quantizing the preconditioner itself, 4-bit Shampoo quantizes the "
+        "preconditioner's eigenvector matrix, which works remarkably better."
+    )
+    assert scorer.assess(claim, [SHAMPOO]).supported
+
+
+def test_a_contrast_turned_around_against_a_passage_that_draws_it_is_unsupported(scorer):
+    claim = "The attack relies on a membership signal grounded in overfitting rather than memorization."
+    verdict = scorer.assess(claim, [SPV])
+    assert not verdict.supported and "negated" in verdict.reason

@@ -132,12 +132,14 @@ _PUNCTUATION = frozenset(",;:.()")
 class _Term(NamedTuple):
     """A content word: its stem, whether a negation reaches it, the word itself, and whether
     a negation comes shortly before it ("without additional training cost": 'training'
-    is not negated, but near a negation)."""
+    is not negated, but near a negation); `contrasted`: negated by "rather than", "instead
+    of"."""
 
     stem: str
     negated: bool
     word: str
     near_negation: bool = False
+    contrasted: bool = False
 
 
 @dataclass(frozen=True)
@@ -157,6 +159,11 @@ class _Text:
     contexts: tuple[dict[str, int], ...]
     lead: str
     compounds: frozenset[tuple[str, str]]
+
+    @property
+    def negates(self) -> bool:
+        """Whether the text negates anything ("not", "rather than", ...)."""
+        return any(term.negated for term in self.terms)
 
 
 @cache
@@ -201,14 +208,19 @@ def _words(tokens: list[str]) -> list[str]:
 
 # How many content words after a negation count as near it.
 _NEGATION_REACH = 3
-# "rather than X", "instead of X" deny X as a negation does.
+# "rather than X", "instead of X" deny X as a negation does, but only against a text that
+# negates something too ("memorization rather than overfitting"): elsewhere X is set aside,
+# not said to be false ("rather than quantizing the preconditioner" against "is better than
+# quantizing the preconditioner"), and agrees with either polarity. On the labelled answer
+# sets but test8: 22 more faithful sentences kept, 2 fewer unfaithful removed (28 and 5
+# when a contrast in the other text was needed, 30 and 8 when X was never denied).
 _CONTRASTS = {"rather": "than", "instead": "of"}
 
 
 def _terms(words: list[str]) -> tuple[_Term, ...]:
     """Content words in order; a negation reaches the next one unless punctuation intervenes."""
     terms = []
-    negating = False
+    negating = contrasting = False
     near = 0
     index = 0
     while index < len(words):
@@ -219,7 +231,8 @@ def _terms(words: list[str]) -> tuple[_Term, ...]:
             index += 1
         elif word in NEGATIONS or word.endswith("n't") or _CONTRASTS.get(word) == following:
             negating, near = True, _NEGATION_REACH
-            index += (word == "no" and following == "longer") or word in _CONTRASTS
+            contrasting = word in _CONTRASTS
+            index += (word == "no" and following == "longer") or contrasting
             if terms and index >= 2 and words[index - 2] == terms[-1].word:
                 terms[-1] = terms[-1]._replace(near_negation=True)
         elif word.startswith("fail") and following == "to":
@@ -227,7 +240,7 @@ def _terms(words: list[str]) -> tuple[_Term, ...]:
         elif word in _PUNCTUATION:
             negating, near = False, 0
         elif word not in STOPWORDS and not word.isdigit():
-            terms.append(_Term(stem(word), negating, word, near > 0))
+            terms.append(_Term(stem(word), negating, word, near > 0, negating and contrasting))
             near -= 1
             # "not necessarily better": an adverb passes the negation on.
             negating = negating and word.endswith("ly")
@@ -432,12 +445,12 @@ def _unprefixed(word: str, stems: frozenset[str]) -> str | None:
     return min(found) if found else None
 
 
-def _polarities(terms: tuple[_Term, ...], other: frozenset[str]) -> dict[str, set[bool]]:
+def _polarities(terms: tuple[_Term, ...], other: _Text) -> dict[str, set[bool]]:
     """Stem -> the polarities it occurs with, prefix negations folded onto their base."""
     polarities: dict[str, set[bool]] = {}
     for term in terms:
-        base = None if term.stem in other else _unprefixed(term.word, other)
-        signs = {True, False} if term.near_negation and not term.negated else {term.negated}
+        base = None if term.stem in other.stems else _unprefixed(term.word, other.stems)
+        signs = {True, False} if _ambiguous(term, other) else {term.negated}
         if base is None:
             polarities.setdefault(term.stem, set()).update(signs)
         else:
@@ -446,8 +459,8 @@ def _polarities(terms: tuple[_Term, ...], other: frozenset[str]) -> dict[str, se
 
 
 def _negation_problem(claim: _Text, passage: _Text) -> str | None:
-    ours = _polarities(claim.terms, passage.stems)
-    theirs = _polarities(passage.terms, claim.stems)
+    ours = _polarities(claim.terms, passage)
+    theirs = _polarities(passage.terms, claim)
     for key, signs in ours.items():
         if key in theirs and not signs & theirs[key]:
             word = next((term.word for term in claim.terms if term.stem == key), key)
@@ -466,7 +479,7 @@ def _opposite_problem(claim: _Text, passage: _Text) -> str | None:
         if (
             opposite & claim.stems
             or (index and claim.terms[index - 1].word == "less")
-            or _ambiguous(term)
+            or _ambiguous(term, passage)
         ):
             continue
         sense = -1 if term.negated else 1
@@ -475,7 +488,9 @@ def _opposite_problem(claim: _Text, passage: _Text) -> str | None:
             for at in passage.places.get(key, ()):
                 other = passage.terms[at]
                 fit = _fit(claim.contexts[index], passage.contexts[at])
-                sides = (1, -1) if _ambiguous(other) else (sense * _sense(other, same, opposite),)
+                sides = (
+                    (1, -1) if _ambiguous(other, claim) else (sense * _sense(other, same, opposite),)
+                )
                 for side in sides:
                     fits[side] = max(fits[side], fit)
         if fits[-1] > max(fits[1], 0.5):
@@ -483,9 +498,12 @@ def _opposite_problem(claim: _Text, passage: _Text) -> str | None:
     return None
 
 
-def _ambiguous(term: _Term) -> bool:
+def _ambiguous(term: _Term, other: _Text) -> bool:
     """Near a negation without being its first target: 'training' in "no additional
-    training cost", 'needs' in "needs no early stopping"."""
+    training cost", 'needs' in "needs no early stopping"; or set aside by a contrast that
+    `other`, the text it is checked against, does not answer with a negation."""
+    if term.contrasted:
+        return not other.negates
     return term.near_negation and not term.negated
 
 
