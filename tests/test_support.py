@@ -238,6 +238,6 @@ def test_what_a_claim_sets_aside_with_rather_than_need_not_be_denied_by_the_pass
 
 
 def test_a_contrast_turned_around_against_a_passage_that_draws_it_is_unsupported(scorer):
-    claim = "The attack relies on a membership signal grounded in overfitting rather than memorization."
+    claim = "The attack's membership signal is grounded in overfitting rather than memorization."
     verdict = scorer.assess(claim, [SPV])
     assert not verdict.supported and "negated" in verdict.reason

@@ -488,9 +488,8 @@ def _opposite_problem(claim: _Text, passage: _Text) -> str | None:
             for at in passage.places.get(key, ()):
                 other = passage.terms[at]
                 fit = _fit(claim.contexts[index], passage.contexts[at])
-                sides = (
-                    (1, -1) if _ambiguous(other, claim) else (sense * _sense(other, same, opposite),)
-                )
+                agrees = sense * _sense(other, same, opposite)
+                sides = (1, -1) if _ambiguous(other, claim) else (agrees,)
                 for side in sides:
                     fits[side] = max(fits[side], fit)
         if fits[-1] > max(fits[1], 0.5):
