@@ -211,3 +211,24 @@ def test_a_figure_with_its_unit_names_no_paper():
 def test_a_compound_of_familiar_words_is_familiar():
     asked = understood("Which papers study low-memory training with GaLore?")
     assert asked.unfamiliar_words == () and asked.unfamiliar_share == 0
+
+
+def test_a_comparison_naming_two_papers_drops_a_phrase_other_titles_share():
+    def titled(paper_id: str, title: str, authors=("Ada Lovelace",)) -> Paper:
+        return Paper(paper_id=paper_id, title=title, authors=list(authors), abstract="We study.")
+
+    catalog = Catalog(
+        [
+            *PAPERS,
+            titled("valley", "Exploring the Asymmetric Valley of Deep Neural Networks"),
+            titled("scaling", "Scaling Laws in Linear Regression"),
+            titled("sparse", "Attention Heads in Sparse Linear Regression"),
+        ]
+    )
+    question = (
+        "The asymmetric valley study and Marion & Chizat's deep linear regression paper both "
+        "examine loss landscapes. What does each conclude?"
+    )
+    understood = analyse(question, question, catalog)
+    assert understood.intent == "comparison"
+    assert understood.named_papers == frozenset({"valley", "accent"})

@@ -210,8 +210,10 @@ class Catalog:
     def year_named(self, question: str) -> str | None:
         return next((year for year in _YEAR.findall(question) if year in self.years), None)
 
-    def papers_by_title(self, question: str) -> set[str]:
-        """Papers whose title the question gives (most of its words, or its short name)."""
+    def papers_by_title(self, question: str) -> tuple[set[str], set[str]]:
+        """Papers whose title the question gives (most of its words, its short name, or a
+        phrase of it no other title has), and papers named only by a phrase that two or
+        three titles share ('linear regression')."""
         asked = content_stems(question, QUESTION_WORDS)
         folded = fold(question)
         named = set()
@@ -222,12 +224,13 @@ class Catalog:
             if _has_phrase(folded, short):
                 named.add(paper_id)
         by_phrase = [self.title_phrases.get(phrase, set()) for phrase in sorted(_phrases(folded))]
+        shared: set[str] = set()
         # the phrases naming fewest papers first: a phrase of a title the question names
         # more precisely ('non-linear perceptron') names that paper, not others sharing a phrase
         for papers in sorted(by_phrase, key=len):
-            if len(papers) <= _NAMED_BY_FEW and not papers & named:
-                named |= papers
-        return named
+            if len(papers) <= _NAMED_BY_FEW and not papers & (named | shared):
+                (named if len(papers) == 1 else shared).update(papers)
+        return named, shared
 
     def papers_by_name(self, question: str) -> tuple[set[str], list[str]]:
         """Papers that mention a method, model or dataset name the question uses, when few
@@ -420,11 +423,16 @@ def analyse(question: str, standalone: str, catalog: Catalog) -> Question:
     venue = catalog.venue_named(standalone)
     year = catalog.year_named(standalone)
     by_name, names = catalog.papers_by_name(standalone)
-    named = catalog.papers_by_title(standalone) | by_name
+    by_title, by_shared_phrase = catalog.papers_by_title(standalone)
+    named = by_title | by_name | by_shared_phrase
     allowed, notes = _restriction(catalog, authors, venue, year)
     identified = bool(named) or bool(authors)
     by_author = allowed if allowed is not None and len(allowed) <= _NAMED_BY_FEW else set()
     intent = intent_of(standalone, len(set(named) | by_author), identified)
+    if intent == "comparison" and len(by_title | by_name | by_author) >= 2:
+        # Two papers named precisely are what is compared; a phrase several titles share
+        # ("Marion & Chizat's deep linear regression paper") only described one of them.
+        named -= by_shared_phrase - by_title - by_name - by_author
     if intent == "comparison" and by_author:
         # "X's paper and the paper on Y": the author names one side, not the whole answer.
         named, allowed = frozenset(named) | frozenset(by_author), None
