@@ -9,7 +9,7 @@ from pathlib import Path
 
 # Punkt's English model misses abbreviations that are everywhere in abstracts.
 _EXTRA_ABBREVIATIONS = {"e.g", "i.e", "fig", "figs", "eq", "eqs", "al", "vs", "cf", "etc", "approx"}
-_EXTRA_ABBREVIATIONS |= {"resp", "sec", "tab", "viz", "w.r.t", "a.k.a", "incl", "no"}
+_EXTRA_ABBREVIATIONS |= {"resp", "sec", "tab", "viz", "w.r.t", "a.k.a", "incl", "no", "i.i.d"}
 
 Span = tuple[int, int]
 

@@ -468,3 +468,14 @@ def test_an_empty_index_is_evaluated_in_a_private_data_dir(tmp_path, seeded_dir)
     assert not private.exists()
     with eval_assistant(Settings(data_dir=seeded_dir)) as assistant:
         assert assistant.settings.data_dir == seeded_dir
+
+
+def test_a_labelled_sentence_the_reader_splits_is_judged_by_its_pieces(assistant) -> None:
+    # "No. XRM comes with its own recipe ... [1]." is read as an opener and a claim
+    row = next(r for r in load_answer_set(EVAL / "answers_test5.jsonl") if r.id == "n17")
+    faithful = next(a for a in row.answers if a.variant == "faithful")
+    row = row.model_copy(update={"answers": [faithful]})
+    report = evaluate_verifier(assistant, [row])
+    glued = next(s for s in report.sentences if s.text.startswith("No. "))
+    assert glued.reason != "not read as a sentence"
+    assert glued.kept and glued.correctly_cited

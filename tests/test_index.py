@@ -17,6 +17,7 @@ from assistant.corpus import shipped_seeds_dir
 from assistant.embeddings import OnnxMiniLMEmbedder
 from assistant.index import PaperIndex
 from assistant.settings import ChromaSettings, ChunkSettings
+from assistant.text import sentence_spans
 
 
 class CountingEmbedder(OnnxMiniLMEmbedder):
@@ -34,6 +35,12 @@ class CountingEmbedder(OnnxMiniLMEmbedder):
 def _index(data_dir, **settings) -> PaperIndex:
     embedder = CountingEmbedder()
     return PaperIndex(Settings(data_dir=data_dir, **settings), embedder)
+
+
+@pytest.mark.parametrize("abbreviation", ["e.g.", "i.e.", "i.i.d.", "et al."])
+def test_an_abbreviation_common_in_abstracts_does_not_end_a_sentence(abbreviation):
+    text = f"It holds only under strong assumptions, such as {abbreviation} instances. It ends."
+    assert len(sentence_spans(text)) == 2
 
 
 def test_chunk_and_sentence_spans_point_at_the_exact_abstract_text():

@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
-from ..answering.claims import parse_citations
+from ..answering.claims import parse_citations, read_draft
 from ..answering.passages import PaperText
 from ..answering.question import analyse
 from ..assistant import Assistant
@@ -139,7 +139,7 @@ def evaluate_verifier(
             kept_ids = {id(claim) for claim in kept}
             by_text = {verdict.sentence.text: verdict for verdict in verification.verdicts}
             for sentence in labelled.sentences:
-                verdict = by_text.get(_clean(sentence.text, len(texts)))
+                verdict = _verdict(sentence.text, len(texts), by_text, kept_ids)
                 claim = verdict.claim if verdict and id(verdict.claim) in kept_ids else None
                 report.sentences.append(
                     SentenceOutcome(
@@ -160,8 +160,16 @@ def evaluate_verifier(
     return report
 
 
-def _clean(text: str, n_sources: int) -> str:
-    return parse_citations(text, n_sources)[0]
+def _verdict(text: str, n_sources: int, by_text: dict, kept_ids: set[int]):
+    """The verdict on a labelled sentence. The reader may split it ("Yes. It does [1]."
+    is an opener and a claim): then it reached the answer when every piece did, and the
+    verdict is that of its last piece."""
+    pieces = [piece.text for piece in read_draft(text, n_sources).sentences]
+    verdicts = [by_text.get(piece) for piece in pieces]
+    if not verdicts or None in verdicts:
+        return by_text.get(parse_citations(text, n_sources)[0])
+    removed = next((v for v in verdicts if id(v.claim) not in kept_ids), None)
+    return removed or verdicts[-1]
 
 
 def _cites_support(sentence: LabelledSentence, claim, row: AnswerSetQuestion, n: int) -> bool:
