@@ -89,7 +89,8 @@ class LocalVerifier:
     def verify(self, question: Question, draft: Draft, papers: list[PaperText]) -> Verification:
         claims = [s for s in draft.sentences if not s.opener]
         supports = self.scorer.assess_many(
-            [_item(question, sentence, _cited(sentence, papers), draft) for sentence in claims]
+            [_item(question, sentence, _cited(sentence, papers), draft) for sentence in claims],
+            syntheses=[len(_cited(sentence, papers)) > 1 for sentence in claims],
         )
         verdicts = {
             id(sentence): self._verdict(question, sentence, support, papers, draft)
