@@ -182,7 +182,8 @@ def test_chat_over_stdin_follows_up_clears_and_quits_on_eof(seeded_dir):
     assert "References" in follow_up and neural_collapse in follow_up
     assert "Fool Your (Vision and) Language Model" not in follow_up
     assert cleared == "" and after_eof.strip() == ""
-    assert "Fool Your (Vision and) Language Model" in alone  # the history is gone
+    # the history is gone: the same words alone ask about language models in general
+    assert "References" in alone and neural_collapse not in alone
     assert "References" in galore and "[1] GaLore: Memory-Efficient LLM Training" in galore
 
 
