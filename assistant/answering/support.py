@@ -128,8 +128,8 @@ class SupportScorer:
         # The cross-encoder learnt on one passage per claim: a synthesis of two papers'
         # sentences reads to it as unsupported (on the labelled answer sets but test8 it
         # vetoed 16 faithful sentences citing several papers and no unfaithful one).
-        synthesis = [*syntheses, *[False] * (len(items) - len(syntheses))]
-        passed = [i for i, a in enumerate(aligned) if a.support.supported and not synthesis[i]]
+        skipped = {i for i, synthesis in enumerate(syntheses) if synthesis}
+        passed = [i for i, a in enumerate(aligned) if a.support.supported and i not in skipped]
         chances = self.entailment.probabilities(
             [(items[i][0], aligned[i].evidence) for i in passed]
         )

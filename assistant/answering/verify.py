@@ -88,9 +88,10 @@ class LocalVerifier:
 
     def verify(self, question: Question, draft: Draft, papers: list[PaperText]) -> Verification:
         claims = [s for s in draft.sentences if not s.opener]
+        cited = [_cited(sentence, papers) for sentence in claims]
         supports = self.scorer.assess_many(
-            [_item(question, sentence, _cited(sentence, papers), draft) for sentence in claims],
-            syntheses=[len(_cited(sentence, papers)) > 1 for sentence in claims],
+            [_item(question, s, sources, draft) for s, sources in zip(claims, cited, strict=True)],
+            syntheses=[len(sources) > 1 for sources in cited],
         )
         verdicts = {
             id(sentence): self._verdict(question, sentence, support, papers, draft)

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from ..answering.claims import parse_citations, read_draft
 from ..answering.passages import PaperText
 from ..answering.question import analyse
+from ..answering.verify import Verdict
 from ..assistant import Assistant
 from .dataset import AnswerSetQuestion, LabelledSentence
 
@@ -160,7 +161,9 @@ def evaluate_verifier(
     return report
 
 
-def _verdict(text: str, n_sources: int, by_text: dict, kept_ids: set[int]):
+def _verdict(
+    text: str, n_sources: int, by_text: dict[str, Verdict], kept_ids: set[int]
+) -> Verdict | None:
     """The verdict on a labelled sentence. The reader may split it ("Yes. It does [1]."
     is an opener and a claim): then it reached the answer when every piece did, and the
     verdict is that of its last piece."""
