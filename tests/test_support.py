@@ -240,4 +240,55 @@ def test_what_a_claim_sets_aside_with_rather_than_need_not_be_denied_by_the_pass
 def test_a_contrast_turned_around_against_a_passage_that_draws_it_is_unsupported(scorer):
     claim = "The attack's membership signal is grounded in overfitting rather than memorization."
     verdict = scorer.assess(claim, [SPV])
-    assert not verdict.supported and "negated" in verdict.reason
+    assert not verdict.supported and "overfitting" in verdict.reason
+
+
+COUNTED = (
+    "We evaluate on ResNet50, VGG16 and ViT Base. The supervised rule learns faster, while "
+    "the reinforcement rule forgets more slowly."
+)
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "The experiments use three architectures: ResNet50, VGG16 and ViT Base.",
+        "Of the two rules, the supervised rule learns faster.",
+    ],
+)
+def test_a_count_of_what_the_claim_itself_names_is_not_a_new_number(scorer, claim):
+    assert scorer.assess(claim, split(COUNTED)).supported
+
+
+@pytest.mark.parametrize(
+    "claim",
+    [
+        "The experiments use four architectures: ResNet50, VGG16 and ViT Base.",
+        "The experiments use three architectures, among them ResNet50.",
+    ],
+)
+def test_a_count_that_does_not_match_the_items_named_is_a_new_number(scorer, claim):
+    verdict = scorer.assess(claim, split(COUNTED))
+    assert not verdict.supported and "number" in verdict.reason
+
+
+SUBSPACE = [
+    "Earlier methods project optimizer states with a projection matrix found by singular "
+    "value decomposition (SVD).",
+    "We propose Online Subspace Descent, a subspace descent optimizer without SVD.",
+]
+
+
+def test_a_negation_may_rest_on_another_sentence_of_the_cited_abstract(scorer):
+    claim = (
+        "Online Subspace Descent projects optimizer states with a projection matrix, rather "
+        "than with SVD."
+    )
+    assert scorer.assess(claim, SUBSPACE).supported
+    flipped = "Earlier methods project optimizer states without a projection matrix."
+    verdict = scorer.assess(flipped, SUBSPACE)
+    assert not verdict.supported and "projection" in verdict.reason
+
+
+def split(passage: str) -> list[str]:
+    return [sentence + "." for sentence in passage.rstrip(".").split(". ")]
