@@ -85,7 +85,9 @@ _ACRONYM_PLURAL = re.compile(r"^([A-Z][A-Z0-9\-]*[A-Z0-9])s$")
 _QUANTITY = re.compile(
     r"(?<![A-Za-z\-])\d+(?:[.,]\d+)*(?:%|x|×|dB|[KMB]|GB)?(?![A-Za-z])"
     r"|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|"
-    r"fifty|hundred|thousand|million|billion|twice|half|dozens?)\b",
+    r"fifty|hundreds?|thousands?|millions?|billions?|twice|half|dozens?|single|"
+    # how a cost grows is how many / how fast: "a logarithmic number of iterations"
+    r"(?:logarithmic|exponential|polynomial|quadratic|sublinear|superlinear)(?:ly)?)\b",
     re.IGNORECASE,
 )
 

@@ -74,6 +74,26 @@ def test_a_how_much_question_quotes_the_sentence_with_the_number_first(composer)
     assert claims[0].text == "It cuts storage by 37% on three benchmarks."
 
 
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("How many iterations does the adjusted solver need?", "logarithmic number"),
+        ("How many forward passes does the solver need at test time?", "single forward pass"),
+    ],
+)
+def test_a_how_many_question_is_answered_by_a_count_in_words(composer, question, answer):
+    solver = paper(
+        "solver",
+        "An Adjusted Solver",
+        "Clustering anisotropic mixtures is hard for Lloyd's algorithm. We propose an adjusted "
+        "solver that estimates covariances iteratively. The adjusted solver converges within "
+        "a logarithmic number of iterations. At test time it predicts in a single forward "
+        "pass.",
+    )
+    _, claims = compose(composer, question, [solver, *PAPERS[1:]])
+    assert claims and answer in claims[0].text
+
+
 def test_a_question_about_a_detail_no_sentence_states_is_refused(composer):
     assert compose(composer, "How many parameters does FooNet have?")[1] == []
 
