@@ -14,6 +14,7 @@ venue, area and URL, keeps the other's links, and lists where else the paper was
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import re
 import unicodedata
@@ -146,7 +147,10 @@ def _paper(path: Path, record: Record) -> Paper:
     return Paper(
         paper_id=make_paper_id(title, abstract),
         title=title or None,
-        authors=[normalize_whitespace(name) for name in record.authors if name.strip()],
+        # scraped author lists carry HTML entities: 'Zhangyang &quot;Atlas&quot; Wang'
+        authors=[
+            normalize_whitespace(html.unescape(name)) for name in record.authors if name.strip()
+        ],
         venue=normalize_whitespace(record.venue) if record.venue else None,
         url=record.url.strip() if record.url else None,
         area=normalize_whitespace(record.area) if record.area else None,
