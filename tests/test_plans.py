@@ -126,6 +126,20 @@ def test_a_summary_of_an_authors_paper_gives_problem_contribution_how_result(com
     assert claims[3].text == "It cuts storage by 37% on three benchmarks."
 
 
+def test_a_summary_ends_with_what_the_authors_prove_rather_than_what_they_explore(composer):
+    manifold = paper(
+        "manifold",
+        "On the Hardness of Learning Under the Manifold Hypothesis",
+        "The manifold hypothesis is widely assumed. In this paper, we investigate the "
+        "hardness of learning under it. We ask which assumptions on curvature make learning "
+        "efficient. We prove that learning is hard under bounded curvature alone. Looking "
+        "forward, we empirically explore intermediate regimes.",
+        ("Melanie Weber",),
+    )
+    _, claims = compose(composer, "What did Melanie Weber show?", [manifold, *PAPERS])
+    assert claims[-1].text.startswith("We prove that learning is hard")
+
+
 def test_a_comparison_quotes_each_named_paper_under_its_title(composer):
     understood, claims = compose(
         composer, "How do FooNet and BarNet differ in how they compress graphs?"

@@ -27,6 +27,10 @@ _FINDING = re.compile(
     r"establish|demonstrate|observe)s?\b",
     re.IGNORECASE,
 )
+# On the summary and author questions of the tuning sets (eval/questions*.jsonl but _test9),
+# key-fact recall summed over 101 questions: 74.2 without the finding's weight, 76.2 with 1,
+# 77.5 with 2 (9 questions better, none worse).
+FINDING_WEIGHT = 2
 MOST_PAPERS = 4
 
 
@@ -70,4 +74,5 @@ def _contribution(own: list[Candidate]) -> Candidate:
 
 def _result_weight(candidate: Candidate) -> float:
     text = candidate.sentence.text
-    return len(_RESULT.findall(text)) + has_quantity(text) + 0.1 * candidate.relevance
+    finding = FINDING_WEIGHT * bool(_FINDING.search(text))
+    return len(_RESULT.findall(text)) + has_quantity(text) + finding + 0.1 * candidate.relevance
