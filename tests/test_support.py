@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from assistant.answering.support import Support, SupportScorer
+from assistant.answering.support import Support, SupportScorer, _as_the_authors
 
 JUDGE_PAIRS = Path(__file__).resolve().parent.parent / "eval" / "judge_pairs.jsonl"
 
@@ -292,3 +292,19 @@ def test_a_negation_may_rest_on_another_sentence_of_the_cited_abstract(scorer):
 
 def split(passage: str) -> list[str]:
     return [sentence + "." for sentence in passage.rstrip(".").split(". ")]
+
+
+@pytest.mark.parametrize(
+    ("claim", "read"),
+    [
+        ("Yan and Tajer tackle the open case.", "The authors tackle the open case."),
+        ("Chen, Zhao and Zou find two heads.", "The authors find two heads."),
+        ("Yan et al. tackle the open case.", "The authors tackle the open case."),
+        # one name is as likely a method; names not among the authors stay
+        ("GaLore cuts memory.", "GaLore cuts memory."),
+        ("Smith and Tajer tackle the open case.", "Smith and Tajer tackle the open case."),
+    ],
+)
+def test_the_entailment_model_reads_a_claim_led_by_its_authors_names_as_the_authors(claim, read):
+    known = "Causal Bandits Zirui Yan Ali Tajer Wei Chen Tianyu Zhao James Zou NeurIPS 2024"
+    assert _as_the_authors(claim, known) == read

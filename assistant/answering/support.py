@@ -131,7 +131,7 @@ class SupportScorer:
         skipped = {i for i, synthesis in enumerate(syntheses) if synthesis}
         passed = [i for i, a in enumerate(aligned) if a.support.supported and i not in skipped]
         chances = self.entailment.probabilities(
-            [(items[i][0], aligned[i].evidence) for i in passed]
+            [(_as_the_authors(items[i][0], items[i][2]), aligned[i].evidence) for i in passed]
         )
         for i, chance in zip(passed, chances, strict=True):
             verdicts[i] = _with_entailment(verdicts[i], float(chance))
@@ -286,6 +286,27 @@ def clauses(claim: str) -> list[str]:
         elif part.strip():
             parts.append(part)
     return parts if len(parts) > 1 else []
+
+
+# "Yan and Tajer tackle ...", "Chen, Zhao and Zou find ...", "Smith et al. show ...": a
+# claim led by its authors' names (one name alone is as likely a method: "GaLore cuts ...").
+_LEADING_NAMES = re.compile(
+    r"^(?:[A-Z][\w'’\-]+(?:(?:,\s*|,?\s+and\s+|\s*&\s*)[A-Z][\w'’\-]+)+|[A-Z][\w'’\-]+\s+et al\.?)"
+    r"(?=\s+[a-z])"
+)
+
+
+def _as_the_authors(claim: str, known: str) -> str:
+    """`claim` with the author names it opens with read as "The authors": the entailment
+    model, which never sees the paper's metadata, takes names it cannot find in the
+    evidence for a claim about someone else."""
+    lead = _LEADING_NAMES.match(claim)
+    if not lead:
+        return claim
+    names = re.findall(r"[A-Z][\w'’\-]+", lead[0])
+    if any(not re.search(rf"\b{re.escape(name)}\b", known) for name in names):
+        return claim
+    return "The authors" + claim[lead.end() :]
 
 
 def _with_entailment(support: Support, chance: float) -> Support:
