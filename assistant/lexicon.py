@@ -75,8 +75,8 @@ NUMBER_WORDS = {
     "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
     "thirteen": "13", "fourteen": "14", "fifteen": "15", "sixteen": "16", "seventeen": "17",
     "eighteen": "18", "nineteen": "19", "twenty": "20", "thirty": "30", "forty": "40",
-    "fifty": "50", "hundred": "100",
-    "thousand": "1000", "half": "50", "twice": "2", "double": "2", "triple": "3",
+    "fifty": "50", "hundred": "100", "hundreds": "100", "thousand": "1000",
+    "thousands": "1000", "half": "50", "twice": "2", "double": "2", "triple": "3",
 }  # fmt: skip
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9+\-]*")

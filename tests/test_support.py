@@ -197,6 +197,11 @@ def test_a_claim_says_yes_no_or_neither_to_a_yes_no_question(question, claim, st
             "name Adam",
         ),
         (
+            "It can generate hundreds of traces for fine-tuning.",
+            "It can easily generate thousands of traces for fine-tuning.",
+            "number 100",
+        ),
+        (
             "The lower bound grows quadratically with depth.",
             "The lower bound grows linearly with depth.",
             "quadratically",
