@@ -93,6 +93,24 @@ def test_an_absolute_the_passage_softens_is_unsupported(scorer):
     assert not verdict.supported and "says more than" in verdict.reason
 
 
+def test_an_absolute_the_passage_softens_is_unsupported_though_said_of_something_else(scorer):
+    passage = [
+        "C-Flat boosts continual-learning performance in almost all cases.",
+        "It applies to all CL categories.",
+    ]
+    assert scorer.assess("C-Flat applies to all CL categories.", passage).supported
+    verdict = scorer.assess("C-Flat boosts continual-learning performance in all cases.", passage)
+    assert not verdict.supported and "'all' says more than" in verdict.reason
+
+
+def test_inevitably_says_more_than_prone_to(scorer):
+    passage = "Diffusion processes are prone to generating samples that reflect dataset biases."
+    verdict = scorer.check(
+        "Diffusion processes inevitably generate samples that reflect dataset biases.", passage
+    )
+    assert not verdict.supported and "'inevitably' says more than" in verdict.reason
+
+
 def test_swapped_counts_are_unsupported(scorer):
     passage = "We evaluate on three datasets and four language models."
     assert scorer.check("It is evaluated on three datasets and four models.", passage).supported

@@ -122,7 +122,7 @@ _QUANTITY = re.compile(
 # says one of the same group.
 _ABSOLUTES = (
     "all every each any arbitrary whatever regardless entire universally",
-    "always invariably",
+    "always invariably inevitably",
     "never",
     "completely fully entirely totally eliminate eliminates eliminated",
 )
@@ -414,18 +414,32 @@ _SOFTENERS = frozenset({"almost", "nearly", "virtually", "practically", "mostly"
 
 def _absolute_problem(claim: _Text, passage: _Text) -> str | None:
     """'all', 'always', 'never', 'completely' where the evidence says nothing as strong
-    (an absolute it softens, "almost all", is not as strong)."""
+    (an absolute it softens, "almost all", is not as strong), or says it only of something
+    else: "in all cases" against "in almost all cases" and "to all CL categories"."""
     groups = _absolute_groups()
-    strong = {term.stem for term in _unsoftened(passage.terms) if term.stem in groups}
-    for term in _unsoftened(claim.terms):
+    strong = [at for at in _unsoftened(passage.terms) if passage.terms[at].stem in groups]
+    softened = [at for at, t in enumerate(passage.terms) if t.stem in groups and at not in strong]
+    for at in _unsoftened(claim.terms):
+        term = claim.terms[at]
         group = groups.get(term.stem)
-        if group and not term.negated and not group & strong:
+        if not group or term.negated:
+            continue
+        fits = [
+            [
+                _fit(claim.contexts[at], passage.contexts[j])
+                for j in places
+                if passage.terms[j].stem in group
+            ]
+            for places in (strong, softened)
+        ]
+        if not fits[0] or max(fits[1], default=0.0) > max(fits[0]):
             return f"'{term.word}' says more than the passage"
     return None
 
 
-def _unsoftened(terms: tuple[_Term, ...]) -> list[_Term]:
-    return [term for at, term in enumerate(terms) if not (at and terms[at - 1].word in _SOFTENERS)]
+def _unsoftened(terms: tuple[_Term, ...]) -> list[int]:
+    """The positions of the terms no softener ('almost', 'nearly') comes right before."""
+    return [at for at in range(len(terms)) if not (at and terms[at - 1].word in _SOFTENERS)]
 
 
 def _name_problem(claim: _Text, passage: _Text) -> str | None:
