@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from assistant.answering.support import Support, SupportScorer, _as_the_authors
+from assistant.corpus import load_corpus, shipped_seeds_dir
+from assistant.text import sentence_spans
 
 JUDGE_PAIRS = Path(__file__).resolve().parent.parent / "eval" / "judge_pairs.jsonl"
 
@@ -331,3 +333,21 @@ def split(passage: str) -> list[str]:
 def test_the_entailment_model_reads_a_claim_led_by_its_authors_names_as_the_authors(claim, read):
     known = "Causal Bandits Zirui Yan Ali Tajer Wei Chen Tianyu Zhao James Zou NeurIPS 2024"
     assert _as_the_authors(claim, known) == read
+
+
+def test_a_name_may_come_from_another_sentence_of_the_cited_abstract(scorer):
+    seeds = load_corpus([shipped_seeds_dir()])
+    (text,) = [p.abstract for p in seeds if p.title and "Householder" in p.title]
+    abstract = [text[start:end] for start, end in sentence_spans(text)]
+    # aligned to the sentences on Householder transformations, ranks and results; "SVD"
+    # comes from two sentences before them
+    claim = (
+        "The Householder approach mimics an SVD, building the orthogonal factors from "
+        "Householder transformations that each need only a vector and learning the diagonal "
+        "values layer by layer, so that adaptation matrices can have different ranks in "
+        "different layers; the authors report promising fine-tuning performance on standard "
+        "downstream vision tasks."
+    )
+    assert scorer.assess(claim, abstract).supported
+    verdict = scorer.assess(claim.replace("an SVD", "a QR decomposition (QRD)"), abstract)
+    assert not verdict.supported and "name QRD" in verdict.reason
