@@ -31,7 +31,7 @@ import numpy as np
 from ..embeddings import Embedder
 from ..lexicon import FRAME_WORDS, content_stems, stem
 from ..text import sentence_spans
-from .checks import ABSTRACT_CHECKS, ALIGNED_CHECKS, analyse, is_polar, problems
+from .checks import analyse, is_polar, problems_in_context
 from .cross_encoder import CrossEncoder
 
 # Chosen by a grid search on the dev half of the labelled answers (eval/answers_dev.jsonl)
@@ -185,9 +185,8 @@ class SupportScorer:
         unmatched = [t.word for t in facts.terms if t.stem in words - found]
         new = tuple(dict.fromkeys(self._without_synonyms(unmatched, evidence)))
         share = len({stem(word) for word in new}) / max(len(facts.stems), 1)
-        found_problems = problems(claim, f"{evidence} {known}", ALIGNED_CHECKS) + problems(
-            claim, f"{' '.join(sentences)} {known}", ABSTRACT_CHECKS
-        )
+        whole = " ".join(sentences)
+        found_problems = problems_in_context(claim, f"{evidence} {known}", f"{whole} {known}")
         score = _score(cosine, share, bool(found_problems))
         supported = not found_problems and score >= MIN_SCORE and share <= MAX_NEW_WORDS
         reason = _reason(found_problems, cosine, new, supported)
