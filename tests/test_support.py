@@ -351,3 +351,19 @@ def test_a_name_may_come_from_another_sentence_of_the_cited_abstract(scorer):
     assert scorer.assess(claim, abstract).supported
     verdict = scorer.assess(claim.replace("an SVD", "a QR decomposition (QRD)"), abstract)
     assert not verdict.supported and "name QRD" in verdict.reason
+
+
+def test_a_negation_elsewhere_in_the_abstract_does_not_reject_a_claim_its_sentences_bear_out(
+    scorer,
+):
+    seeds = load_corpus([shipped_seeds_dir()])
+    (text,) = [p.abstract for p in seeds if p.title and "Asymmetric Valley" in p.title]
+    abstract = [text[start:end] for start, end in sentence_spans(text)]
+    claim = (
+        "The asymmetric valley study examines factors such as the dataset, architecture, "
+        "initialization and hyperparameters, as well as the magnitude and direction of the "
+        "noise used for 1D visualization, and finds that the degree of sign consistency "
+        "between the noise and the convergence point is a critical indicator of valley "
+        "symmetry."
+    )
+    assert scorer.assess(claim, abstract).supported
