@@ -335,10 +335,16 @@ def test_the_entailment_model_reads_a_claim_led_by_its_authors_names_as_the_auth
     assert _as_the_authors(claim, known) == read
 
 
+def seed_sentences(title_part: str) -> list[str]:
+    """The sentences of the seed abstract whose title contains `title_part`."""
+    (text,) = [
+        p.abstract for p in load_corpus([shipped_seeds_dir()]) if title_part in (p.title or "")
+    ]
+    return [text[start:end] for start, end in sentence_spans(text)]
+
+
 def test_a_name_may_come_from_another_sentence_of_the_cited_abstract(scorer):
-    seeds = load_corpus([shipped_seeds_dir()])
-    (text,) = [p.abstract for p in seeds if p.title and "Householder" in p.title]
-    abstract = [text[start:end] for start, end in sentence_spans(text)]
+    abstract = seed_sentences("Householder")
     # aligned to the sentences on Householder transformations, ranks and results; "SVD"
     # comes from two sentences before them
     claim = (
@@ -356,9 +362,7 @@ def test_a_name_may_come_from_another_sentence_of_the_cited_abstract(scorer):
 def test_a_negation_elsewhere_in_the_abstract_does_not_reject_a_claim_its_sentences_bear_out(
     scorer,
 ):
-    seeds = load_corpus([shipped_seeds_dir()])
-    (text,) = [p.abstract for p in seeds if p.title and "Asymmetric Valley" in p.title]
-    abstract = [text[start:end] for start, end in sentence_spans(text)]
+    abstract = seed_sentences("Asymmetric Valley")
     claim = (
         "The asymmetric valley study examines factors such as the dataset, architecture, "
         "initialization and hyperparameters, as well as the magnitude and direction of the "
