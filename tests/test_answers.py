@@ -433,6 +433,11 @@ def test_a_refusal_lists_the_closest_papers(assistant):
             "techniques.",
             False,
         ),
+        (
+            "The neural collapse paper is a generalization of the neural collapse paper, which "
+            "is a generalization of the neural collapse paper.",
+            False,
+        ),
         ("Neural collapse is studied in deep regularized ResNets and transformers.", True),
         ("GaLore reduces optimizer memory by 65.5% for LLaMA 7B.", True),
         ("A tighter analysis improves their approximation ratio from 4 to 3.", True),
@@ -441,7 +446,8 @@ def test_a_refusal_lists_the_closest_papers(assistant):
 )
 def test_fragments_code_links_and_restatements_are_not_answers(sentence, answers):
     """A restatement with the question's own figures is no answer either (a 135M model's
-    'The test accuracy comes from the top subspace explaining 90% of pixel variance.')."""
+    'The test accuracy comes from the top subspace explaining 90% of pixel variance.'), nor
+    is a sentence that loops."""
     question = "Which papers study neural collapse, and in what settings?"
     understood = analyse(question, question, Catalog([]))
     assert _substantive(Claim(sentence), understood) is answers

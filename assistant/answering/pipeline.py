@@ -61,6 +61,9 @@ _FRAGMENT_END = re.compile(
     r"|\b(?:in|of|and|or|the|a|an|to|for|with|by|on|as|from|such as)\.?"
     r"|\b(?:is|are|was|were|be|has|have|that|which|its|their|than|into|via|between))\s*$"
 )
+# A generated sentence in which a run of this many words comes twice is a small model's loop
+# ("X is a generalization of X, which is a generalization of X").
+_LOOP_WORDS = 6
 # A generated sentence that asks something answers nothing.
 _ASKS = re.compile(r"\?\s*(?:\[\d+\]\s*)*$")
 # A generated answer stays when its best sentence addresses the question at least this
@@ -503,13 +506,20 @@ def _substantive(claim: Claim, question: Question) -> bool:
     content word from the question, no figure the question lacks)."""
     text = claim.text.rstrip()
     cut_off = _FRAGMENT_END.search(text) or text.count("(") > text.count(")")
-    if len(text.split()) < _MIN_WORDS or cut_off or _ASKS.search(text):
+    if len(text.split()) < _MIN_WORDS or cut_off or _ASKS.search(text) or _loops(text):
         return False
     if is_boilerplate(text) or is_instruction(text):
         return False
     asked = content_stems(question.standalone, QUESTION_WORDS)
     added = quantities(text) - quantities(question.standalone)
     return not content_stems(text, QUESTION_WORDS) <= asked or bool(added)
+
+
+def _loops(text: str) -> bool:
+    """Whether a run of `_LOOP_WORDS` words comes twice in `text`."""
+    words = re.findall(r"\w+", text.lower())
+    runs = [tuple(words[i : i + _LOOP_WORDS]) for i in range(len(words) - _LOOP_WORDS + 1)]
+    return len(runs) != len(set(runs))
 
 
 def _endpoint(settings: Settings) -> ApiEndpoint:
