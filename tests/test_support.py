@@ -97,8 +97,8 @@ def test_an_absolute_the_passage_softens_is_unsupported(scorer):
 
 def test_an_absolute_the_passage_softens_is_unsupported_though_said_of_something_else(scorer):
     passage = [
-        "C-Flat boosts continual-learning performance in almost all cases.",
-        "It applies to all CL categories.",
+        "C-Flat boosts continual-learning performance in almost all cases and applies to all "
+        "CL categories."
     ]
     assert scorer.assess("C-Flat applies to all CL categories.", passage).supported
     verdict = scorer.assess("C-Flat boosts continual-learning performance in all cases.", passage)
@@ -295,24 +295,6 @@ def test_a_count_of_what_the_claim_itself_names_is_not_a_new_number(scorer, clai
 def test_a_count_that_does_not_match_the_items_named_is_a_new_number(scorer, claim):
     verdict = scorer.assess(claim, split(COUNTED))
     assert not verdict.supported and "number" in verdict.reason
-
-
-SUBSPACE = [
-    "Earlier methods project optimizer states with a projection matrix found by singular "
-    "value decomposition (SVD).",
-    "We propose Online Subspace Descent, a subspace descent optimizer without SVD.",
-]
-
-
-def test_a_negation_may_rest_on_another_sentence_of_the_cited_abstract(scorer):
-    claim = (
-        "Online Subspace Descent projects optimizer states with a projection matrix, rather "
-        "than with SVD."
-    )
-    assert scorer.assess(claim, SUBSPACE).supported
-    flipped = "Earlier methods project optimizer states without a projection matrix."
-    verdict = scorer.assess(flipped, SUBSPACE)
-    assert not verdict.supported and "projection" in verdict.reason
 
 
 def split(passage: str) -> list[str]:
