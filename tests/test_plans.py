@@ -119,11 +119,31 @@ def test_a_list_gives_one_line_per_paper_after_a_count_true_by_construction(comp
 def test_a_summary_of_an_authors_paper_gives_problem_contribution_how_result(composer):
     understood, claims = compose(composer, "Summarize the work by grace hopper.")
     assert understood.intent == "summary" and understood.authors == ("Grace Hopper",)
-    assert [claim.papers for claim in claims] == [("foo",)] * 4
-    assert claims[0].text == "Graph compression matters for large networks."
-    assert claims[1].text.startswith("We propose FooNet")
-    assert claims[2].text.startswith("FooNet saves memory")
-    assert claims[3].text == "It cuts storage by 37% on three benchmarks."
+    title, *summary = claims
+    assert (title.kind, title.text) == (
+        "framing",
+        "The paper is “FooNet: Sketching Graphs” (NeurIPS 2024).",
+    )
+    assert [claim.papers for claim in summary] == [("foo",)] * 4
+    assert summary[0].text == "Graph compression matters for large networks."
+    assert summary[1].text.startswith("We propose FooNet")
+    assert summary[2].text.startswith("FooNet saves memory")
+    assert summary[3].text == "It cuts storage by 37% on three benchmarks."
+
+
+@pytest.mark.parametrize(
+    ("question", "titled"),
+    [
+        ("tl;dr of the FooNet paper?", True),
+        ("What's the gist of 'FooNet: Sketching Graphs'?", False),
+        ("What did Grace Hopper and Alan Turing argue in their NeurIPS 2024 paper?", True),
+    ],
+)
+def test_a_summary_names_the_paper_unless_the_question_gives_its_title(composer, question, titled):
+    understood, claims = compose(composer, question)
+    assert understood.intent == "summary"
+    assert (claims[0].kind == "framing") is titled
+    assert all(claim.papers == ("foo",) for claim in claims if claim.kind == "claim")
 
 
 def test_a_summary_ends_with_what_the_authors_prove_rather_than_what_they_explore(composer):

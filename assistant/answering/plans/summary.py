@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from ...corpus import Paper
 from ...lexicon import has_quantity
 from ..claims import Claim
 from ..question import Question
@@ -37,7 +38,11 @@ MOST_PAPERS = 4
 def plan(question: Question, candidates: Candidates, targets: list[str]) -> list[Claim]:
     """A summary of each paper in `targets` (ids, best first)."""
     if len(targets) == 1:
-        return _summary(candidates.of(targets[0]))
+        own = candidates.of(targets[0])
+        summary = _summary(own)
+        if summary and not _gives_title(question, own[0].paper.paper):
+            return [_which_paper(own[0].paper.paper), *summary]
+        return summary
     lines = []
     for paper_id in targets[:MOST_PAPERS]:
         own = candidates.of(paper_id)
@@ -45,6 +50,21 @@ def plan(question: Question, candidates: Candidates, targets: list[str]) -> list
             heading = own[0].paper.paper.display_title
             lines.append(_contribution(own).claim(heading=heading))
     return [framing(len(lines)), *lines]
+
+
+def _gives_title(question: Question, paper: Paper) -> bool:
+    return bool(paper.title) and _folded(paper.title) in _folded(question.standalone)
+
+
+def _folded(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.casefold()))
+
+
+def _which_paper(paper: Paper) -> Claim:
+    """'The paper is “Title” (ICML 2024).': the paper a question named by its authors,
+    venue or method, which the user may not know by title."""
+    venue = f" ({paper.venue})" if paper.venue else ""
+    return Claim(f"The paper is “{paper.display_title}”{venue}.", kind="framing")
 
 
 def _summary(own: list[Candidate]) -> list[Claim]:
