@@ -36,9 +36,9 @@ _AUXILIARY = r"(?:is|are|was|were|do|does|did|can|could|would|should|will|has|ha
 _NOT_AUXILIARY = rf"(?!{_AUXILIARY}\b)"
 _SUMMARY = re.compile(
     r"^\s*(?:(?:can|could|would) you\s+)?(?:please\s+)?(?:summari[sz]e|sum up|"
-    r"(?:give (?:me )?|i'd like |i would like |i want )?(?:a|an) (?:(?:quick|short|brief|high-level) )?"
-    r"(?:summary|overview)|(?:a |an )?(?:summary|overview) of|tell me about|"
-    r"describe the (?:paper|work|study)|tl;?dr)\b"
+    r"(?:give (?:me )?|i'd like |i would like |i want )?(?:a|an) "
+    r"(?:(?:quick|short|brief|high-level) )?(?:summary|overview)|"
+    r"(?:a |an )?(?:summary|overview) of|tell me about|describe the (?:paper|work|study)|tl;?dr)\b"
     r"|\bwhat(?: is|'s) the (?:gist|main idea|upshot) of\b"
     r"|\bwhat (?:is|was) (?:the )?(?:paper|work|study|article)\b.*\babout\b"
     r"|\bwhat (?:is|are) .{2,80} about\s*\??\s*$",
@@ -46,8 +46,8 @@ _SUMMARY = re.compile(
 )
 # "What did X show?" asks for a summary only when X names a paper or its authors.
 _WHAT_DID = re.compile(
-    r"\bwhat (?:did|does|do) (?:(?!\beach\b).){2,80} (?:show|do|propose|prove|find|contribute|study|"
-    r"present|argue|conclude|introduce|establish|investigate|develop)\b",
+    r"\bwhat (?:did|does|do) (?:(?!\beach\b).){2,80} (?:show|do|propose|prove|find|contribute|"
+    r"study|present|argue|conclude|introduce|establish|investigate|develop)\b",
     re.IGNORECASE,
 )
 _LIST = re.compile(
