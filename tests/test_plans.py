@@ -249,3 +249,9 @@ def test_of_two_papers_that_answer_alike_the_one_retrieved_first_answers(compose
     ordered = sorted(PAPERS, key=lambda p: p.paper_id != first)
     _, claims = compose(composer, "Which method compresses graphs?", ordered)
     assert claims[0].evidence[0].paper_id == first
+
+
+def test_a_fact_answer_adds_the_same_papers_next_best_sentences(composer):
+    _, claims = compose(composer, "What is FooNet?")
+    assert claims[0].text.startswith("We propose FooNet")
+    assert len(claims) == 3 and all(claim.papers == ("foo",) for claim in claims)
