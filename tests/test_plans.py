@@ -146,6 +146,12 @@ def test_a_summary_names_the_paper_unless_the_question_gives_its_title(composer,
     assert all(claim.papers == ("foo",) for claim in claims if claim.kind == "claim")
 
 
+def test_a_summary_of_an_untitled_paper_has_no_title_to_name(composer):
+    untitled = Paper(paper_id="foo", abstract=FOONET, authors=["Grace Hopper"])
+    _, claims = compose(composer, "Summarize the work by Grace Hopper.", [untitled, *PAPERS[1:]])
+    assert claims and all(claim.kind == "claim" for claim in claims)
+
+
 def test_a_summary_ends_with_what_the_authors_prove_rather_than_what_they_explore(composer):
     manifold = paper(
         "manifold",

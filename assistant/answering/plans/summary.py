@@ -39,10 +39,11 @@ def plan(question: Question, candidates: Candidates, targets: list[str]) -> list
     """A summary of each paper in `targets` (ids, best first)."""
     if len(targets) == 1:
         own = candidates.of(targets[0])
-        summary = _summary(own)
-        if summary and not _gives_title(question, own[0].paper.paper):
-            return [_which_paper(own[0].paper.paper), *summary]
-        return summary
+        if not own:
+            return []
+        paper = own[0].paper.paper
+        named = [] if _gives_title(question, paper) else [_which_paper(paper)]
+        return [*named, *_summary(own)]
     lines = []
     for paper_id in targets[:MOST_PAPERS]:
         own = candidates.of(paper_id)
@@ -53,7 +54,8 @@ def plan(question: Question, candidates: Candidates, targets: list[str]) -> list
 
 
 def _gives_title(question: Question, paper: Paper) -> bool:
-    return bool(paper.title) and _folded(paper.title) in _folded(question.standalone)
+    """Whether the question quotes the title (an untitled paper has none to give)."""
+    return _folded(paper.title or "") in _folded(question.standalone)
 
 
 def _folded(text: str) -> str:
@@ -64,15 +66,13 @@ def _which_paper(paper: Paper) -> Claim:
     """'The paper is “Title” (ICML 2024).': the paper a question named by its authors,
     venue or method, which the user may not know by title."""
     venue = f" ({paper.venue})" if paper.venue else ""
-    return Claim(f"The paper is “{paper.display_title}”{venue}.", kind="framing")
+    return Claim(f"The paper is “{paper.title}”{venue}.", kind="framing")
 
 
 def _summary(own: list[Candidate]) -> list[Claim]:
     """Problem, contribution, how, result: different sentences where the abstract has them
     (the sentence after the contribution is where abstracts say how; in the labelled sets,
     the most frequent home of a summary's key facts)."""
-    if not own:
-        return []
     contribution = _contribution(own)
     rest = [c for c in own if c is not contribution]
     before = [c for c in rest if c.sentence.index < contribution.sentence.index]
