@@ -261,3 +261,17 @@ def test_a_fact_answer_adds_the_same_papers_next_best_sentences(composer):
     _, claims = compose(composer, "What is FooNet?")
     assert claims[0].text.startswith("We propose FooNet")
     assert len(claims) == 3 and all(claim.papers == ("foo",) for claim in claims)
+
+
+@pytest.mark.parametrize(
+    ("question", "heading"),
+    [
+        ("Is there a way to keep graph storage small by sketching?", "FooNet: Sketching Graphs"),
+        ("How much storage does FooNet cut?", None),
+    ],
+)
+def test_an_answer_from_a_paper_the_question_does_not_name_gives_its_title(
+    composer, question, heading
+):
+    _, claims = compose(composer, question)
+    assert claims[0].papers == ("foo",) and claims[0].heading == heading

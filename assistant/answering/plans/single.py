@@ -37,8 +37,10 @@ def plan(question: Question, candidates: Candidates) -> list[Claim]:
         share = SAME_PAPER_SHARE if same else OTHER_PAPER_SHARE
         if candidate.fit >= share * first.fit:
             chosen.append(candidate)
-    # Asked which paper does something, the reader gets the paper's title with the answer.
-    heading = first.paper.paper.display_title if question.which_paper else None
+    # Asked which paper does something, or about a paper it does not name, the reader gets
+    # the paper's title with the answer.
+    unnamed = not question.named_papers and question.paper_ids is None
+    heading = first.paper.paper.display_title if question.which_paper or unnamed else None
     return [chosen[0].claim(heading=heading), *(c.claim() for c in chosen[1:])]
 
 
