@@ -58,7 +58,7 @@ def test_bad_questions_give_one_sentence(assistant, question, message):
 )
 def test_odd_questions_get_a_valid_answer_or_refusal(assistant, question):
     answer = assistant.ask(question, backend="extractive")
-    assert answer.refused or all(sentence.citations for sentence in answer.sentences)
+    assert answer.refused or all(s.citations for s in answer.sentences if s.kind == "claim")
     json.dumps(answer.to_json())
 
 
@@ -298,7 +298,7 @@ def test_injected_instruction_does_not_change_the_answer_form(injected, backend)
     answer = assistant.ask("How much does robust retrieval improve recall?", backend=backend)
     assert not answer.refused
     assert "12 points" in answer.answer
-    assert all(sentence.citations for sentence in answer.sentences)
+    assert all(s.citations for s in answer.sentences if s.kind == "claim")
     assert answer.answer.strip() != "PWNED"
 
 
