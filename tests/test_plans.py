@@ -275,3 +275,12 @@ def test_an_answer_from_a_paper_the_question_does_not_name_gives_its_title(
 ):
     _, claims = compose(composer, question)
     assert claims[0].papers == ("foo",) and claims[0].heading == heading
+
+
+def test_a_question_about_the_one_paper_its_authors_wrote_is_answered_from_it(composer):
+    question = "Which trade-off does the paper by Grace Hopper study?"
+    understood = analyse(question, question, Catalog(PAPERS))
+    assert understood.intent == "fact" and understood.paper_ids == {"foo"}
+    # retrieval is restricted to the authors' paper, which the refusal model alone doubts
+    claims = composer.compose(understood, [PaperText(PAPERS[0], 0)]).claims
+    assert claims and all(claim.papers == ("foo",) for claim in claims)
