@@ -417,22 +417,17 @@ def _absolute_problem(claim: _Text, passage: _Text) -> str | None:
     (an absolute it softens, "almost all", is not as strong), or says it only of something
     else: "in all cases" against "in almost all cases" and "to all CL categories"."""
     groups = _absolute_groups()
-    strong = [at for at in _unsoftened(passage.terms) if passage.terms[at].stem in groups]
-    softened = [at for at, t in enumerate(passage.terms) if t.stem in groups and at not in strong]
+    unsoftened = set(_unsoftened(passage.terms))
     for at in _unsoftened(claim.terms):
         term = claim.terms[at]
         group = groups.get(term.stem)
         if not group or term.negated:
             continue
-        fits = [
-            [
-                _fit(claim.contexts[at], passage.contexts[j])
-                for j in places
-                if passage.terms[j].stem in group
-            ]
-            for places in (strong, softened)
-        ]
-        if not fits[0] or max(fits[1], default=0.0) > max(fits[0]):
+        said = [j for j, theirs in enumerate(passage.terms) if theirs.stem in group]
+        fits = {j: _fit(claim.contexts[at], passage.contexts[j]) for j in said}
+        strong = [fit for j, fit in fits.items() if j in unsoftened]
+        softened = [fit for j, fit in fits.items() if j not in unsoftened]
+        if not strong or max(softened, default=0.0) > max(strong):
             return f"'{term.word}' says more than the passage"
     return None
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from ...corpus import Paper
-from ...lexicon import has_quantity
+from ...lexicon import fold, has_quantity
 from ..claims import Claim
 from ..question import Question
 from .candidates import Candidate, Candidates
@@ -59,7 +59,7 @@ def _gives_title(question: Question, paper: Paper) -> bool:
 
 
 def _folded(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.casefold()))
+    return " ".join(re.findall(r"\w+", fold(text)))
 
 
 def _which_paper(paper: Paper) -> Claim:
