@@ -353,3 +353,26 @@ def test_a_negation_elsewhere_in_the_abstract_does_not_reject_a_claim_its_senten
         "symmetry."
     )
     assert scorer.assess(claim, abstract).supported
+
+
+@pytest.mark.parametrize(
+    ("formula", "supported"),
+    [
+        ("2^{Θ(k)}", True),
+        ("2^Θ(k)", True),
+        ("Θ(k)", False),
+        ("Θ(k²)", False),
+        ("O(k)", False),
+    ],
+)
+def test_an_asymptotic_formula_must_be_the_abstracts_own(scorer, formula, supported):
+    abstract = seed_sentences("Sparse Parity Problems")
+    # the abstract writes "\tilde{O}(d^{k-1})" and "2^{\Theta(k)}" in LaTeX; the digits of
+    # "Θ(k²)" are all in it, the formula is not
+    claim = (
+        "Sign SGD on two-layer fully-connected networks solves the k-sparse parity problem on "
+        f"a d-dimensional hypercube with sample complexity Õ(d^{{k-1}}) using {formula} neurons."
+    )
+    verdict = scorer.assess(claim, abstract)
+    assert verdict.supported == supported, verdict.reason
+    assert supported or "formula" in verdict.reason
