@@ -433,6 +433,7 @@ def test_a_refusal_lists_the_closest_papers(assistant):
             "techniques.",
             False,
         ),
+        ("The headline claim of the previous answer is: neural collapse is studied.", False),
         (
             "The neural collapse paper is a generalization of the neural collapse paper, which "
             "is a generalization of the neural collapse paper.",

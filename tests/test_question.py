@@ -59,6 +59,10 @@ def understood(question: str):
         ("What did the GaLore authors argue about LoRA?", "summary"),
         ("Does GaLore reduce optimizer memory?", "yes_no"),
         ("By how much does GaLore reduce memory?", "number"),
+        ("What worst-group accuracy does GaLore reach on Waterbirds?", "number"),
+        ("What PSNR gain does GaLore report?", "number"),
+        ("What kind of gain does GaLore give?", "fact"),
+        ("What does GaLore map gradients to?", "fact"),
         ("How does GaLore project gradients?", "method"),
         ("What problem does GaLore address?", "fact"),
         ("How do its heads differ from layer to layer?", "fact"),
@@ -72,6 +76,18 @@ def test_a_comparison_needs_two_named_papers():
     question = "How do GaLore and Linguistic Collapse differ in what they study?"
     assert understood(question).intent == "comparison"
     assert intent_of("How does monoculture compare with polyculture?") == "fact"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Both the GaLore paper and the sharpness study look at memory. What does each find?",
+        "Two papers use low rank: one is GaLore, the other studies sharpness. Compare them.",
+    ],
+)
+def test_a_comparison_of_a_named_paper_and_one_described(question):
+    assert understood(question).intent == "comparison"
+    assert intent_of("Does GaLore reduce both memory and compute?", named=1) == "yes_no"
 
 
 def test_an_author_names_one_side_of_a_comparison_without_restricting_the_other():

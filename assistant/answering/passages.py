@@ -22,7 +22,8 @@ _INSTRUCTION = re.compile(
     r"write|tell|ignore|always|never)\b"
     r"|\b(?:as an ai|language model,? you|dear (?:reader|assistant|model))\b"
     r"|\b(?:respond|reply|answer) (?:only )?with\b"
-    r"|\banswer to your question\b",
+    r"|\banswer to your question\b"
+    r"|\b(?:previous|above|earlier|last) (?:answer|response|reply)\b",
     re.IGNORECASE,
 )
 _BOILERPLATE = re.compile(

@@ -63,6 +63,14 @@ _COMPARISON = re.compile(
     r" each\b",
     re.IGNORECASE,
 )
+# Two papers spoken of where only one may be recognised by name: "the Linguistic Collapse
+# study and the linear-regression scaling-law paper", "one solves ..., the other ...".
+_PAPER_NOUN = r"\b(?:paper|study|work|method|approach|article|analysis)\b"
+_TWO_PAPERS = re.compile(
+    rf"{_PAPER_NOUN}[^.?]{{0,100}}\band\b[^.?]{{0,100}}{_PAPER_NOUN}|\bthe other\b|"
+    r"\b(?:two|both) (?:papers|studies|works|methods|approaches|articles)\b",
+    re.IGNORECASE,
+)
 _YES_NO = re.compile(rf"^\s*(?:{_AUXILIARY}|isn't|aren't|doesn't|don't)\b", re.IGNORECASE)
 _LEAD_IN = re.compile(r"^\s*(?:according to|in|for|under|with|when|if)\b[^,?]{0,120},\s*", re.I)
 # "How does X work / find / use ...": asks for a mechanism, which the sentences after a
@@ -73,8 +81,11 @@ _METHOD = re.compile(
     re.IGNORECASE,
 )
 _QUANTITY = re.compile(
-    r"\bhow (?:many|much|large|big|fast|long|often|far|small|high|low)\b|\bwhat (?:percentage|"
-    r"fraction|share|proportion|number|speed-?up|ratio|factor|accuracy|score|size|value)s?\b|"
+    r"\bhow (?:many|much|large|big|fast|long|often|far|small|high|low)\b|"
+    # "what worst-group accuracy", "what PSNR gain": a figure, whatever the measure's modifiers
+    r"\bwhat (?:(?!(?:kind|type|sort|do|does|did|is|are|was|were|can|could|would|will)\b)"
+    r"[\w-]+ ){0,2}(?:percentage|fraction|share|proportion|number|speed-?up|ratio|factor|"
+    r"accuracy|score|size|value|perplexity|auc|auroc|map|psnr|gain)s?\b|"
     r"\bfrom what\b|"
     r"\bby (?:how much|what (?:factor|margin|percentage|amount))\b|\bto what (?:extent|degree)\b",
     re.IGNORECASE,
@@ -386,7 +397,9 @@ def intent_of(question: str, named: int = 0, identified: bool = False) -> Intent
     papers the question names (`named`) and whether it identifies papers by title, method,
     author or venue (`identified`)."""
     asked = asked_part(question)
-    compares = bool(_COMPARISON.search(question)) and named >= 2
+    compares = bool(_COMPARISON.search(question)) and (
+        named >= 2 or (named == 1 and bool(_TWO_PAPERS.search(question)))
+    )
     if _LIST.search(asked) and not compares:
         return "list"
     if compares:
