@@ -253,3 +253,10 @@ def test_a_comparison_naming_two_papers_drops_a_phrase_other_titles_share():
     understood = analyse(question, question, catalog)
     assert understood.intent == "comparison"
     assert understood.named_papers == frozenset({"valley", "accent"})
+
+
+def test_a_figure_the_question_gives_itself_is_no_answer_to_it():
+    question = understood("What perplexity does GaLore reach at 80% sparsity?")
+    assert question.wants_number
+    assert not question.gives_figure("GaLore prunes LLaMA-7B to 80% sparsity.")
+    assert question.gives_figure("At 80% sparsity GaLore reaches a perplexity of 12.3.")

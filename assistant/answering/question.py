@@ -25,6 +25,7 @@ from ..lexicon import (
     content_stems,
     fold,
     looks_like_name,
+    quantities,
     stem,
     tokens,
 )
@@ -351,6 +352,11 @@ class Question:
         """The last sentence of the standalone question: what is asked, when a follow-up was
         rewritten as 'previous question + follow-up'."""
         return asked_part(self.standalone)
+
+    def gives_figure(self, text: str) -> bool:
+        """Whether `text` states a figure the question does not give itself: "80% sparsity"
+        does not answer "What perplexity at 80% sparsity?"."""
+        return bool(quantities(text) - quantities(self.standalone))
 
     @property
     def is_multi_paper(self) -> bool:

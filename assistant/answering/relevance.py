@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..embeddings import Embedder
-from ..lexicon import QUESTION_WORDS, content_stems, has_quantity, looks_like_name, name_stems
+from ..lexicon import QUESTION_WORDS, content_stems, looks_like_name, name_stems, quantities
 from .question import Question
 from .support import clauses
 
@@ -46,6 +46,7 @@ class Focus:
     asked_for: frozenset[str] = frozenset()
     wants_number: bool = False
     which_paper: bool = False
+    given_figures: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, question: Question) -> Focus:
@@ -54,7 +55,10 @@ class Focus:
             word for word in question.asked.split() if not looks_like_name(word.strip("?,.;:()'\""))
         )
         terms = frozenset(content_stems(focus_words, QUESTION_WORDS)) - names
-        return cls(names, terms, question.asked_for, question.wants_number, question.which_paper)
+        given = frozenset(quantities(question.standalone))
+        return cls(
+            names, terms, question.asked_for, question.wants_number, question.which_paper, given
+        )
 
     def known_to(self, vocabulary: set[str]) -> Focus:
         """This focus where names the passages never mention count as ordinary terms: a
@@ -66,6 +70,7 @@ class Focus:
             self.asked_for,
             self.wants_number,
             self.which_paper,
+            self.given_figures,
         )
 
     def name_match(self, found: set[str]) -> float:
@@ -91,7 +96,7 @@ class Focus:
                 stated |= _NAMED_KINDS
             share = len(self.asked_for & stated) / len(self.asked_for)
         fit = 1 - _MISSING_PENALTY * (1 - share)
-        if self.wants_number and not has_quantity(sentence):
+        if self.wants_number and not quantities(sentence) - self.given_figures:
             fit *= NO_FIGURE
         return fit
 

@@ -8,7 +8,6 @@ from functools import cached_property
 
 import numpy as np
 
-from ...lexicon import has_quantity
 from ..claims import Claim, Evidence
 from ..cross_encoder import CrossEncoder, passage_text
 from ..passages import PaperText, Sentence
@@ -127,7 +126,7 @@ class Candidates:
             ]
         )
         if question.wants_number:
-            chances *= [1.0 if has_quantity(c.sentence.text) else NO_FIGURE for c in read]
+            chances *= [1.0 if question.gives_figure(c.sentence.text) else NO_FIGURE for c in read]
         for column, i in enumerate(indices):
             answers = chances[:, column]
             self.all[i] = replace(

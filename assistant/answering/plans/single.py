@@ -3,7 +3,6 @@ more that add to it, from the same paper (another paper only when it answers as 
 
 from __future__ import annotations
 
-from ...lexicon import has_quantity
 from ..claims import Claim
 from ..question import Question
 from .candidates import Candidate, Candidates
@@ -46,7 +45,7 @@ def plan(question: Question, candidates: Candidates) -> list[Claim]:
 
 def _bonus(question: Question, candidate: Candidate) -> float:
     bonus = 0.0
-    if question.wants_number and has_quantity(candidate.sentence.text):
+    if question.wants_number and question.gives_figure(candidate.sentence.text):
         bonus += NUMBER_BONUS
     if candidate.contributes:
         bonus += CONTRIBUTION_BONUS
