@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from assistant.answering.checks import problems
 from assistant.answering.support import Support, SupportScorer, _as_the_authors
 from assistant.corpus import load_corpus, shipped_seeds_dir
 from assistant.text import sentence_spans
@@ -376,3 +377,33 @@ def test_an_asymptotic_formula_must_be_the_abstracts_own(scorer, formula, suppor
     verdict = scorer.assess(claim, abstract)
     assert verdict.supported == supported, verdict.reason
     assert supported or "formula" in verdict.reason
+
+
+@pytest.mark.parametrize(
+    ("claim", "passage", "reason"),
+    [
+        (
+            "Quantizing the eigenvectors benefits the computation of the inverse square root.",
+            "Quantizing the eigenvectors benefits the computation of the inverse 4-th root.",
+            "root 2",
+        ),
+        (
+            "XRM trains twin networks, each on a random third of the training data.",
+            "XRM trains twin networks, each learning from one random half of the training data.",
+            "1/3",
+        ),
+        (
+            "It reduces to Backpropagation when the speed of propagation goes to zero.",
+            "It reduces to Backpropagation when the speed of propagation goes to infinity.",
+            "'zero' contradicts",
+        ),
+    ],
+)
+def test_a_root_a_part_or_a_limit_must_be_the_passages(scorer, claim, passage, reason):
+    verdict = scorer.check(claim, passage)
+    assert not verdict.supported and reason in verdict.reason
+
+
+def test_a_root_may_be_spelled_out_or_written_in_latex():
+    assert not problems("It computes the inverse fourth root.", "We compute the inverse 4-th root.")
+    assert not problems("It grows with the square root of T.", r"It grows as $\sqrt{T}$.")

@@ -87,6 +87,7 @@ _OPPOSITES = (
     ),
     ("widely extensively", "overlooked rarely understudied unexplored neglected"),
     ("online", "offline"),
+    ("infinity infinite", "zero"),
     ("require requires required need needs rely relies depend depends", ""),
     ("feedforward", "recurrent"),
     ("deterministic", "stochastic random randomized"),
@@ -271,6 +272,25 @@ def _numbers(cleaned: str) -> tuple[str, ...]:
     return tuple(digits + spelled)
 
 
+# "inverse square root" is not the "inverse 4th root"; "a random third of" is not "half of".
+_ROOT = re.compile(
+    r"\b(square|cube|(\d+)-?(?:st|nd|rd|th)|fourth|fifth)\s+roots?\b|√|\bsqrt\b", re.IGNORECASE
+)
+_ROOT_ORDERS = {"square": "2", "cube": "3", "fourth": "4", "fifth": "5"}
+_PART = re.compile(r"\b(third|quarter|fifth)s?\s+of\b", re.IGNORECASE)
+_PARTS = {"third": "1/3", "quarter": "1/4", "fifth": "1/5"}
+
+
+def _roots_and_parts(text: str) -> tuple[str, ...]:
+    """Roots by order ('root 2' for a square root, √ or LaTeX's sqrt) and fractions spelled
+    as parts."""
+    roots = [
+        "root " + (match[2] or _ROOT_ORDERS.get((match[1] or "square").lower(), ""))
+        for match in _ROOT.finditer(text)
+    ]
+    return tuple(roots + [_PARTS[match[1].lower()] for match in _PART.finditer(text)])
+
+
 # "the two bounds", "these three": things the text has already named, counted again.
 _DEFINITE = re.compile(r"\b(?:the|these|those)\s+$", re.IGNORECASE)
 # "three architectures: A, B and C", "two tasks (X and Y)": a count followed by the items.
@@ -339,7 +359,7 @@ def analyse(text: str) -> _Text:
     return _Text(
         terms=terms,
         stems=frozenset(term.stem for term in terms),
-        numbers=_numbers(cleaned),
+        numbers=_numbers(cleaned) + _roots_and_parts(text),
         quantities=tuple(
             _number(NUMBER_WORDS.get(raw.lower(), raw)) for raw in _QUANTITY.findall(cleaned)
         ),
