@@ -28,14 +28,6 @@ _FINDING = re.compile(
     r"establish|demonstrate|observe)s?\b",
     re.IGNORECASE,
 )
-# "We address this problem by ...", "To this end, ...": the contribution answers the sentence
-# right before it, which is then the problem to quote.
-_ANSWERS_PREVIOUS = re.compile(
-    r"^\W*(?:to (?:address|tackle|overcome|solve|fill|bridge|this end)|we (?:address|tackle|"
-    r"overcome|solve)|in response)\b|\b(?:this|these|such) (?:problems?|issues?|challenges?|"
-    r"limitations?|gaps?|questions?|shortcomings?)\b",
-    re.IGNORECASE,
-)
 # On the summary and author questions of the tuning sets (eval/questions*.jsonl but _test9),
 # key-fact recall summed over 101 questions: 74.2 without the finding's weight, 76.2 with 1,
 # 77.5 with 2 (9 questions better, none worse).
@@ -85,29 +77,14 @@ def _summary(own: list[Candidate]) -> list[Claim]:
     rest = [c for c in own if c is not contribution]
     before = [c for c in rest if c.sentence.index < contribution.sentence.index]
     after = [c for c in rest if c.sentence.index > contribution.sentence.index]
-    answers_previous = _addresses(contribution)
-    problem = _problem(before, answers_previous)
+    problem = next((c for c in before if _PROBLEM.search(c.sentence.text)), None)
+    problem = problem or (before[0] if before else None)
     how = after[0] if after else None
     result = max(after[1:], key=_result_weight, default=None)
     chosen = [c for c in (problem, contribution, how, result) if c is not None]
     if len(chosen) > 3 and _PROBLEM.search(contribution.sentence.text):
-        chosen.remove(how if answers_previous else problem)
+        chosen.remove(problem)
     return [c.claim() for c in chosen]
-
-
-def _problem(before: list[Candidate], answers_previous: bool) -> Candidate | None:
-    """The problem among the sentences before the contribution: the one right before it when
-    the contribution answers it ("To address this, ..."), else the first naming a difficulty
-    (not one saying it is addressed), else the first."""
-    if not before or answers_previous:
-        return before[-1] if before else None
-    return next(
-        (c for c in before if _PROBLEM.search(c.sentence.text) and not _addresses(c)), before[0]
-    )
-
-
-def _addresses(candidate: Candidate) -> bool:
-    return bool(_ANSWERS_PREVIOUS.search(candidate.sentence.text))
 
 
 def _contribution(own: list[Candidate]) -> Candidate:
