@@ -284,3 +284,12 @@ def test_a_question_about_the_one_paper_its_authors_wrote_is_answered_from_it(co
     # retrieval is restricted to the authors' paper, which the refusal model alone doubts
     claims = composer.compose(understood, [PaperText(PAPERS[0], 0)]).claims
     assert claims and all(claim.papers == ("foo",) for claim in claims)
+
+
+def test_a_figure_the_authors_abstract_does_not_give_is_refused(composer):
+    """Naming the authors pins the paper, not the answer: a how-many its abstract does
+    not state is refused like any other near miss."""
+    question = "How many GPUs did Grace Hopper and Alan Turing train FooNet on?"
+    understood = analyse(question, question, Catalog(PAPERS))
+    assert understood.wants_number and understood.paper_ids == {"foo"}
+    assert not composer.compose(understood, [PaperText(PAPERS[0], 0)]).claims

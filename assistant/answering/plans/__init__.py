@@ -72,10 +72,12 @@ class Composer:
 
 def asks_about_named_paper(question: Question) -> bool:
     """A summary of a paper the question names (by title, method, author), a comparison of
-    papers it names, the list of an author's papers, or any question about the one paper
-    its authors wrote together is answered by those papers' abstracts whatever the
-    wording."""
-    if question.authors and question.paper_ids is not None and len(question.paper_ids) == 1:
+    papers it names, the list of an author's papers, or any question but a how-many about
+    the one paper its authors wrote together is answered by those papers' abstracts
+    whatever the wording."""
+    pinned = question.authors and question.paper_ids is not None and len(question.paper_ids) == 1
+    # A figure asked of that paper still has to be in its abstract.
+    if pinned and not question.wants_number:
         return True
     if question.intent == "summary":
         return bool(question.named_papers or question.paper_ids)
