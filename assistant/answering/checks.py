@@ -382,8 +382,8 @@ def _compounds(tokens: list[str]) -> frozenset[tuple[str, str]]:
     return frozenset(pair for pair in pairs if all(part.isalpha() for part in pair))
 
 
-# Asymptotic expressions, "Õ(d^{k-1})", "2^{\\Theta(k)}", "\\Omega(d^{L-\\frac{3}{2}}\\sqrt{T})", as
-# LaTeX or plain text: the digits of "Θ(k²)" against "2^{Θ(k)}" match, the formulas do not.
+# Asymptotic expressions ("Õ(d^{k-1})", "2^{\Theta(k)}", "\Omega(d^{L-\frac{3}{2}}\sqrt{T})"),
+# in LaTeX or plain text: the digits of "Θ(k²)" and "2^{Θ(k)}" match, the formulas do not.
 # Õ counts as O: writers drop the log factors' tilde.
 _FORMULA_LATEX = (
     (r"\\mathcal\{O\}", "O"),
