@@ -87,6 +87,9 @@ def test_a_comparison_needs_two_named_papers():
 )
 def test_a_comparison_of_a_named_paper_and_one_described(question):
     assert understood(question).intent == "comparison"
+
+
+def test_both_of_two_things_one_paper_does_is_no_comparison():
     assert intent_of("Does GaLore reduce both memory and compute?", named=1) == "yes_no"
 
 

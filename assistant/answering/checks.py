@@ -404,6 +404,8 @@ _FORMULA_HEAD = re.compile(r"(?:(\w+)\^\{?\s*)?(?<![A-Za-z])(O|Θ|Ω|poly)\s*\("
 
 def _formulas(text: str) -> frozenset[str]:
     """The asymptotic expressions in `text`, without spaces, braces or brackets."""
+    if "(" not in text:
+        return frozenset()
     for pattern, replacement in _FORMULA_LATEX:
         text = re.sub(pattern, replacement, text)
     text = text.translate(_FORMULA_SIGNS)

@@ -15,6 +15,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal
 
 from ..corpus import Paper
@@ -353,10 +354,15 @@ class Question:
         rewritten as 'previous question + follow-up'."""
         return asked_part(self.standalone)
 
+    @cached_property
+    def given_figures(self) -> frozenset[str]:
+        """The figures the question states itself ("80%" in "What perplexity at 80%?")."""
+        return frozenset(quantities(self.standalone))
+
     def gives_figure(self, text: str) -> bool:
         """Whether `text` states a figure the question does not give itself: "80% sparsity"
         does not answer "What perplexity at 80% sparsity?"."""
-        return bool(quantities(text) - quantities(self.standalone))
+        return bool(quantities(text) - self.given_figures)
 
     @property
     def is_multi_paper(self) -> bool:

@@ -55,9 +55,13 @@ class Focus:
             word for word in question.asked.split() if not looks_like_name(word.strip("?,.;:()'\""))
         )
         terms = frozenset(content_stems(focus_words, QUESTION_WORDS)) - names
-        given = frozenset(quantities(question.standalone))
         return cls(
-            names, terms, question.asked_for, question.wants_number, question.which_paper, given
+            names,
+            terms,
+            question.asked_for,
+            question.wants_number,
+            question.which_paper,
+            question.given_figures,
         )
 
     def known_to(self, vocabulary: set[str]) -> Focus:
