@@ -215,6 +215,44 @@ def test_a_count_opener_stays_only_when_the_citations_bear_it_out(seeded_dir, fa
     assert "Three papers study this." not in kept(assistant.ask(question, backend="openai"))
 
 
+@pytest.mark.parametrize(
+    ("framing", "second_claim", "stays"),
+    [
+        ("Both papers treat neural collapse as a lens, though in quite different settings", 1, 1),
+        # a term neither abstract has is an invention, however the sentence is framed
+        ("Both papers treat neural collapse through homotopy, in quite different settings", 1, 0),
+        # the claim about the second paper is removed, so nothing bears the framing out for it
+        ("Both papers treat neural collapse as a lens, though in quite different settings", 0, 0),
+    ],
+)
+def test_a_sentence_relating_the_papers_stands_on_the_claims_about_each(
+    seeded_dir, fake_openai, framing, second_claim, stays
+):
+    question = "Which papers study neural collapse?"
+    assistant = openai_assistant(seeded_dir, fake_openai)
+    first = source_number(assistant, question, "3e6e4a542d85")
+    second = source_number(assistant, question, "a7ee082477d2")
+    about_second = (
+        "DisA induces neural collapse in imbalanced learning through a distribution "
+        "alignment loss for long-tailed classification"
+        if second_claim
+        else "DisA always reaches neural collapse in diffusion sampling"
+    )
+    about_first = (
+        "Wu and Papyan study neural collapse in language modeling, where training by token "
+        "prediction is a classification task"
+    )
+    fake_openai.answer_text = (
+        f"{framing} [{first}][{second}]. {about_first} [{first}]. {about_second} [{second}]."
+    )
+    answer = assistant.ask(question, backend="openai")
+    assert f"{about_first}." in kept(answer)
+    assert (f"{framing}." in kept(answer)) is bool(stays)
+    if stays:
+        assert answer.sentences[0].kind == "framing" and answer.sentences[0].citations
+        assert_contract(answer, assistant)
+
+
 def test_a_verified_sentence_off_the_question_is_removed_without_fallback(seeded_dir, fake_openai):
     assistant = openai_assistant(seeded_dir, fake_openai)
     hits = assistant.ask(GALORE_Q, backend="extractive", k=10).sources

@@ -95,6 +95,13 @@ _THING = re.compile(
     re.IGNORECASE,
 )
 Opener = Literal["yes", "no", "count", ""]
+# What a sentence relating the papers it cites says of them together ("Both papers ...",
+# "... in different ways", "one ..., the other ...").
+_RELATING = re.compile(
+    r"\b(?:both|neither|the two|differ(?:s|ent|ently|ences?)?|opposite|contrast|whereas|"
+    r"unlike|one\b[^.;:]*\bthe other)\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -108,6 +115,11 @@ class DraftSentence:
     checked: str
     opener: Opener = ""
     refers_back: bool = False
+
+    @property
+    def relates_papers(self) -> bool:
+        """Whether it cites several papers and says how they compare."""
+        return len(self.cited) > 1 and bool(_RELATING.search(self.text))
 
     def citing(self, more) -> DraftSentence:
         return replace(self, cited=tuple(dict.fromkeys((*self.cited, *more))))

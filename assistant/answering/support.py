@@ -70,13 +70,15 @@ _FRAME_STEMS = frozenset(stem(word) for word in FRAME_WORDS)
 @dataclass(frozen=True)
 class Support:
     """The verdict on a claim: `evidence` are the indices of the sentences it was aligned
-    to (best first), `new_words` the claim words they lack."""
+    to (best first), `new_words` the claim words they lack, `contradicted` whether a hard
+    check found a problem."""
 
     supported: bool
     score: float
     reason: str
     evidence: tuple[int, ...] = ()
     new_words: tuple[str, ...] = ()
+    contradicted: bool = False
 
 
 @dataclass(frozen=True)
@@ -190,7 +192,7 @@ class SupportScorer:
         score = _score(cosine, share, bool(found_problems))
         supported = not found_problems and score >= MIN_SCORE and share <= MAX_NEW_WORDS
         reason = _reason(found_problems, cosine, new, supported)
-        support = Support(supported, score, reason, tuple(aligned), new)
+        support = Support(supported, score, reason, tuple(aligned), new, bool(found_problems))
         return _Alignment(support, evidence)
 
     def _closeness(

@@ -4,7 +4,8 @@ A sentence is checked against the union of what it cites: every sentence of the 
 papers' whole abstracts, with the question and the papers' titles, authors and venues as
 words it may use freely (`SupportScorer`). A sentence that refers back ("It ...") is read
 with what the previous one was about; an opener ("Yes.", "Two papers do.") is judged with
-the claims after it. A sentence its citations do not support is re-attached to the one
+the claims after it, and a sentence relating the papers it cites ("Both papers ...") with
+the claims about each of them. A sentence its citations do not support is re-attached to the one
 retrieved paper that does, or removed and counted. Nothing is kept that no evidence
 supports; every kept sentence carries the exact spans that support it.
 
@@ -14,10 +15,11 @@ falls back to the local one when the API fails."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 from ..errors import BackendError
+from ..lexicon import common_words
 from ..prompts import render
 from .checks import POLARITY_CHECKS, analyse, problems
 from .claims import Claim, Draft, DraftSentence, Evidence, opener_count
@@ -97,6 +99,9 @@ class LocalVerifier:
             id(sentence): self._verdict(question, sentence, support, papers, draft)
             for sentence, support in zip(claims, supports, strict=True)
         }
+        for sentence, support in zip(claims, supports, strict=True):
+            if verdicts[id(sentence)].claim is None and sentence.relates_papers:
+                verdicts[id(sentence)] = _relating_verdict(sentence, support, verdicts, papers)
         return Verification(_with_openers(question, draft, verdicts, papers))
 
     def _verdict(
@@ -225,6 +230,31 @@ def _claim(sentence: DraftSentence, cited: list[PaperText], support: Support) ->
         else:
             merged.append(Evidence(span.paper_id, span.start, span.end, support.score))
     return Claim(sentence.text, tuple(merged))
+
+
+def _relating_verdict(
+    sentence: DraftSentence,
+    support: Support,
+    verdicts: dict[int, Verdict],
+    papers: list[PaperText],
+) -> Verdict:
+    """A sentence that relates the papers it cites ("Both papers treat the cost of selection
+    as a first-class concern") says how they compare in its own words, which no abstract
+    has. It stands as framing when the claims elsewhere in the answer that stand cite each
+    of its papers, no hard check finds a problem, and every word the abstracts lack is an
+    everyday word: a method, dataset or term they lack is still an invention."""
+    removed = verdicts[id(sentence)]
+    own = {paper.paper_id for paper in _cited(sentence, papers)}
+    others = {p for v in verdicts.values() if v.claim is not None for p in v.claim.papers}
+    everyday = common_words()
+    if (
+        support.contradicted
+        or not own <= others
+        or any(word.lower() not in everyday for word in support.new_words)
+    ):
+        return removed
+    claim = _claim(sentence, _cited(sentence, papers), support)
+    return Verdict(sentence, replace(claim, kind="framing"), "relates claims that stand")
 
 
 def _with_openers(
