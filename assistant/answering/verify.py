@@ -5,8 +5,8 @@ papers' whole abstracts, with the question and the papers' titles, authors and v
 words it may use freely (`SupportScorer`). A sentence that refers back ("It ...") is read
 with what the previous one was about; an opener ("Yes.", "Two papers do.") is judged with
 the claims after it, and a sentence relating the papers it cites ("Both papers ...") with
-the claims about each of them. A sentence its citations do not support is re-attached to the one
-retrieved paper that does, or removed and counted. Nothing is kept that no evidence
+the claims about each of them. A sentence its citations do not support is re-attached to
+the one retrieved paper that does, or removed and counted. Nothing is kept that no evidence
 supports; every kept sentence carries the exact spans that support it.
 
 `LocalVerifier` runs offline; `LLMVerifier` asks an OpenAI-compatible model instead and
