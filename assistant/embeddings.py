@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import logging
+import os
+import tempfile
 import threading
+import uuid
+import zipfile
 from collections import OrderedDict
 from functools import cached_property
 from pathlib import Path
@@ -13,6 +18,8 @@ import numpy as np
 from .errors import SettingsError
 from .lexicon import MINILM_TOKENIZER_FILE
 from .settings import EmbeddingSettings
+
+logger = logging.getLogger(__name__)
 
 
 class Embedder(Protocol):
@@ -121,18 +128,90 @@ class CachedEmbedder:
         missing = [text for text in dict.fromkeys(texts) if known[text] is None]
         if missing:
             known.update(zip(missing, self._embed(missing), strict=True))
+        self._remember(known)
+        return np.stack([known[text] for text in texts])
+
+    def _remember(self, vectors: dict[str, np.ndarray]) -> None:
         with self._lock:
-            for text in texts:
-                self._vectors[text] = known[text]
+            for text, vector in vectors.items():
+                self._vectors[text] = vector
                 self._vectors.move_to_end(text)
             while len(self._vectors) > self.capacity:
                 self._vectors.popitem(last=False)
-        return np.stack([known[text] for text in texts])
+
+    def write(self, path: Path, texts: list[str]) -> list[str]:
+        """Write those of `texts` whose vectors it holds to `path` (whole or not at all), for
+        another process to `read`; the texts written."""
+        with self._lock:
+            held = {text: self._vectors[text] for text in texts if text in self._vectors}
+        if not held:
+            return []
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, staging = tempfile.mkstemp(prefix=".staging-", suffix=".npz", dir=path.parent)
+        try:
+            with os.fdopen(handle, "wb") as file:
+                names = np.array(list(held), dtype=str)
+                np.savez(file, model=self.name, texts=names, vectors=np.stack(list(held.values())))
+            os.replace(staging, path)
+        finally:
+            Path(staging).unlink(missing_ok=True)
+        return list(held)
+
+    def read(self, path: Path) -> list[str]:
+        """Remember the vectors `write` put in `path`; the texts read (none from a damaged
+        file or another model's)."""
+        try:
+            with np.load(path) as stored:
+                model, texts, vectors = stored["model"], stored["texts"].tolist(), stored["vectors"]
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+            return []
+        if str(model) != self.name or len(vectors) != len(texts):
+            return []
+        self._remember(dict(zip(texts, vectors, strict=True)))
+        return texts
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         if isinstance(self.embedder, OnnxMiniLMEmbedder):
             return self.embedder.embed(texts, batch_size=self.SCORING_BATCH)
         return self.embedder.embed(texts)
+
+
+class VectorStore:
+    """Vectors of abstract sentences that processes embedded, kept on disk so that the next
+    process (a cold `citeqa ask`) does not embed them again: a folder per model, a file from
+    each process that added some, merged into one when there are many. Only a cache: what
+    cannot be read or written is embedded again."""
+
+    MERGE_AT = 16
+
+    def __init__(self, folder: Path, embedder: CachedEmbedder) -> None:
+        self.folder = folder / embedder.name
+        self.embedder = embedder
+        self._stored: set[str] = set()
+
+    def load(self) -> None:
+        """Remember every stored vector (merging the files when there are many)."""
+        files = sorted(self.folder.glob("*.npz"))
+        for path in files:
+            self._stored.update(self.embedder.read(path))
+        if len(files) > self.MERGE_AT and self._save(list(self._stored)):
+            for path in files:
+                path.unlink(missing_ok=True)
+
+    def add(self, texts: list[str]) -> None:
+        """Store the vectors of `texts` not stored yet (those it holds)."""
+        new = [text for text in dict.fromkeys(texts) if text not in self._stored]
+        if new:
+            self._save(new)
+
+    def _save(self, texts: list[str]) -> bool:
+        try:
+            written = self.embedder.write(self.folder / f"{uuid.uuid4().hex}.npz", texts)
+        except OSError as exc:
+            logger.warning("cannot store sentence vectors in %s: %s", self.folder, exc)
+            return False
+        self._stored.update(written)
+        return True
 
 
 def make_scoring_embedder(index_embedder: Embedder) -> CachedEmbedder:

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import uuid
 
+import numpy as np
 import pytest
 from conftest import write_abstracts
 
 from assistant import Assistant, CorpusError, IndexMismatchError, Settings, load_corpus
 from assistant.chunking import Chunker
 from assistant.corpus import shipped_seeds_dir
-from assistant.embeddings import OnnxMiniLMEmbedder
+from assistant.embeddings import CachedEmbedder, OnnxMiniLMEmbedder, VectorStore
 from assistant.index import PaperIndex
 from assistant.settings import ChromaSettings, ChunkSettings
 from assistant.text import sentence_spans
@@ -134,6 +136,71 @@ def test_keyword_snapshot_is_persisted_not_rebuilt(seeded_dir):
     second = PaperIndex(Settings(data_dir=seeded_dir))
     second._build_snapshot = None  # would raise if called: the snapshot must come from disk
     assert len(second.snapshot().papers) == 76
+
+
+class _CountingEmbedder:
+    name = OnnxMiniLMEmbedder.name
+
+    def __init__(self) -> None:
+        self.model = OnnxMiniLMEmbedder()
+        self.texts: list[str] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.texts += texts
+        return self.model.embed(texts)
+
+
+def _counting_assistant(data_dir) -> tuple[Assistant, _CountingEmbedder]:
+    assistant = Assistant(Settings(data_dir=data_dir))
+    counting = assistant.answerer.scoring_embedder.embedder = _CountingEmbedder()
+    return assistant, counting
+
+
+def test_a_new_process_reuses_the_sentence_vectors_an_earlier_one_stored(fresh_dir):
+    shutil.rmtree(fresh_dir / "vectors", ignore_errors=True)
+    question = "Which papers study neural collapse, and in what settings?"
+    first, first_embedded = _counting_assistant(fresh_dir)
+    answer = first.ask(question, backend="extractive")
+    second, second_embedded = _counting_assistant(fresh_dir)
+    assert second.ask(question, backend="extractive").answer == answer.answer
+    # the second embeds the question and a few clauses, not the retrieved abstracts again
+    assert len(first_embedded.texts) > 30 and len(second_embedded.texts) < 15
+    assert not set(second_embedded.texts) & {c.snippet for c in answer.citations}
+
+
+def test_stored_vectors_of_another_model_or_a_damaged_file_are_not_used(tmp_path):
+    path = tmp_path / "vectors.npz"
+    embedder = CachedEmbedder(OnnxMiniLMEmbedder())
+    embedder.embed(["a sentence", "another sentence"])
+    assert embedder.write(path, ["a sentence", "another sentence", "never embedded"]) == [
+        "a sentence",
+        "another sentence",
+    ]
+    fresh = CachedEmbedder(_CountingEmbedder())
+    assert fresh.read(path) == ["a sentence", "another sentence"]
+    assert np.allclose(fresh.embed(["a sentence"]), embedder.embed(["a sentence"]))
+    assert fresh.embedder.texts == []
+    other = CachedEmbedder(_CountingEmbedder())
+    other.name = "another-model"
+    assert other.read(path) == []
+    path.write_bytes(path.read_bytes()[:100])
+    assert CachedEmbedder(OnnxMiniLMEmbedder()).read(path) == []
+    assert CachedEmbedder(OnnxMiniLMEmbedder()).read(tmp_path / "missing.npz") == []
+
+
+def test_many_stored_vector_files_are_merged_into_one(tmp_path):
+    embedder = CachedEmbedder(OnnxMiniLMEmbedder())
+    texts = [f"sentence number {n}" for n in range(VectorStore.MERGE_AT + 2)]
+    embedder.embed(texts)
+    for text in texts:
+        VectorStore(tmp_path, embedder).add([text])
+    folder = tmp_path / embedder.name
+    assert len(list(folder.glob("*.npz"))) == len(texts)
+    reader = CachedEmbedder(_CountingEmbedder())
+    VectorStore(tmp_path, reader).load()
+    assert len(list(folder.glob("*.npz"))) == 1
+    reader.embed(texts)
+    assert reader.embedder.texts == []
 
 
 def test_first_search_on_an_empty_index_ingests_the_seeds(tmp_path):

@@ -29,7 +29,7 @@ from ..backends import EXTRACTIVE, make_backend
 from ..backends.base import Backend, Deadline, GenerationRequest, Source
 from ..corpus import Paper
 from ..display import plain_text
-from ..embeddings import CachedEmbedder, make_scoring_embedder
+from ..embeddings import CachedEmbedder, VectorStore, make_scoring_embedder
 from ..errors import BackendError
 from ..lexicon import QUESTION_WORDS, content_stems, quantities
 from ..prompts import load_prompt, render
@@ -110,6 +110,10 @@ class Answerer:
         return make_scoring_embedder(self.retriever.index.embedder)
 
     @cached_property
+    def stored_vectors(self) -> VectorStore:
+        return VectorStore(self.settings.data_dir / "vectors", self.scoring_embedder)
+
+    @cached_property
     def relevance(self) -> RelevanceScorer:
         return RelevanceScorer(self.scoring_embedder)
 
@@ -136,10 +140,13 @@ class Answerer:
             return self._backends[name]
 
     def catalog(self) -> Catalog:
-        """What question analysis matches against, rebuilt when the index changes."""
+        """What question analysis matches against, rebuilt when the index changes (read
+        first, with the sentence vectors earlier processes stored)."""
         snapshot = self.retriever.index.snapshot()
         with self._lock:
             if self._catalog is None or self._catalog[0] != snapshot.generation:
+                if self._catalog is None:
+                    self.stored_vectors.load()
                 self._catalog = (snapshot.generation, Catalog(snapshot.papers.values()))
             return self._catalog[1]
 
@@ -184,6 +191,7 @@ class Answerer:
             "generate": outcome.generate_ms,
             "total": (time.perf_counter() - started) * 1000,
         }
+        self.stored_vectors.add([s.text for paper in papers for s in paper.sentences])
         yield answer
 
     def retrieve(self, question: Question, k: int | None, filters: Filters) -> list[Hit]:
