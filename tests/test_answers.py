@@ -86,9 +86,41 @@ def test_openers_and_references_back_are_read_as_such():
 
 
 @pytest.mark.parametrize(
+    ("answer", "opener", "claim"),
+    [
+        ("Yes, both papers study memory in language models [1][2].", "yes", None),
+        ("Broadly yes: GaLore cuts memory [1].", "yes", "GaLore cuts memory."),
+        ("Not really: one studies memory, the other speed [1][2].", "no", None),
+        # "No, ..." stays one claim: its negation is part of what it says
+        ("No, GaLore does not cut memory [1].", "", "No, GaLore does not cut memory."),
+    ],
+)
+def test_a_yes_no_answer_glued_to_its_claim_is_read_as_an_opener(answer, opener, claim):
+    first, *rest = read_draft(answer, 3).sentences
+    assert first.opener == opener
+    if opener:
+        assert len(rest) == 1 and rest[0].cited and not rest[0].opener
+        assert claim is None or rest[0].text == claim
+    else:
+        assert first.text == claim and not rest
+
+
+def test_a_reference_back_after_an_introductory_phrase_is_resolved_too():
+    draft = read_draft("GaLore cuts optimizer memory [1]. Trained on C4, it matches full rank.", 3)
+    follow = draft.sentences[1]
+    assert follow.refers_back and follow.cited == (0,)
+    assert follow.checked == "Trained on C4, GaLore matches full rank."
+    # a comma inside the claim is no introduction
+    plain = read_draft("GaLore cuts memory [1]. LoRA, it says, underperforms.", 3).sentences[1]
+    assert not plain.refers_back and plain.checked == plain.text
+
+
+@pytest.mark.parametrize(
     ("sentence", "checked"),
     [
         ("At least two papers study memory [1][2].", "Study memory."),
+        # where the papers are is no claim about them
+        ("Two papers in the collection study memory [1][2].", "Study memory."),
         (
             "Two papers do: GaLore for memory and DisA for collapse [1][2].",
             "GaLore for memory and DisA for collapse.",
@@ -101,6 +133,21 @@ def test_openers_and_references_back_are_read_as_such():
 def test_a_count_of_the_cited_papers_is_checked_against_the_citations(sentence, checked):
     (read,) = read_draft(sentence, 3).sentences
     assert read.checked == (checked or read.text)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "opener"),
+    [
+        ("Several papers do [1][2].", "count"),
+        ("One paper does [1].", "count"),
+        # more than a count: what it says of the papers is checked as a claim
+        ("Several papers prove that GaLore doubles the accuracy of ResNets [1][2].", ""),
+        ("One studies memory [1].", ""),
+    ],
+)
+def test_a_count_that_says_more_is_a_claim_not_an_opener(sentence, opener):
+    (read,) = read_draft(sentence, 3).sentences
+    assert read.opener == opener
 
 
 # ---- verification through the chain (a fake API answers what the test scripts) ----------
@@ -205,8 +252,9 @@ def test_a_count_opener_stays_only_when_the_citations_bear_it_out(seeded_dir, fa
     first = source_number(assistant, question, "3e6e4a542d85")
     second = source_number(assistant, question, "a7ee082477d2")
     claims = (
-        f"One studies neural collapse in causal language models [{first}]. The other uses "
-        f"neural collapse for long-tailed classification [{second}]."
+        f"Wu and Papyan study neural collapse in language modeling, where training by token "
+        f"prediction is a classification task [{first}]. DisA induces neural collapse in "
+        f"imbalanced learning through a distribution alignment loss [{second}]."
     )
     fake_openai.answer_text = f"Two papers study this. {claims}"
     answer = assistant.ask(question, backend="openai")

@@ -58,15 +58,17 @@ _LEADING_MARKERS = re.compile(r"^\s*(?:\[[^\]]*\]\s*)+")
 _LABEL = re.compile(r"^\s*(answer|sources?|references?)\s*:\s*", re.IGNORECASE)
 _MAX_CITED_NUMBER = 1000
 _YES_NO_OPENER = re.compile(
-    r"^(?:yes|no|not quite|not exactly|partly|partially|indeed|correct|incorrect)\b[\s,.!;:-]*$",
+    r"^(?:(?:broadly |mostly |largely )?yes|no|not quite|not exactly|not really|"
+    r"not in the same way|partly|partially|indeed|correct|incorrect)\b[\s,.!;:-]*$",
     re.IGNORECASE,
 )
 _COUNT_OPENER = re.compile(
     r"^(?:(?P<count>one|two|three|four|five|six|both|several|many|some|multiple|a few|\d+)"
-    r"\s+(?:of the\s+)?(?:\w+\s+)?(?:papers?|works?|studies|articles)\b.{0,160}"
+    r"\s+(?:of the\s+)?(?:\w+\s+)?(?:papers?|works?|stud(?:y|ies)|articles?)\b.{0,160}"
     r"|(?:the )?(?:collection|indexed papers) (?:has|have|contains?) .{0,60})[.:]?$",
     re.IGNORECASE,
 )
+_PAPERS = re.compile(r"\b(?:papers?|works?|stud(?:y|ies)|articles?)\b", re.IGNORECASE)
 _REFERENCE_BACK = re.compile(
     r"^(?P<ref>it|its|they|their|this|these|those|such|the authors|the paper|the work|"
     r"the study|the method|the approach|the model|the framework|the technique|"
@@ -75,6 +77,18 @@ _REFERENCE_BACK = re.compile(
     r"these (?:methods|results|findings|models|papers)|their (?:method|approach|work|analysis|"
     r"results?|model|framework))\b",
     re.IGNORECASE,
+)
+# A phrase before the subject: "Evaluated on three datasets, it raises ...", "In
+# experiments, they ...", "However, this ..." (led by a participle, adverb or preposition).
+_INTRODUCTION = re.compile(
+    r"(?:\w+(?:ed|ing|ly)|in|on|at|for|with|by|from|under|across|after|before|unlike|beyond|as|"
+    r"when|while|to|however|moreover|instead|thus|then|also|here|overall|still|yet)\b"
+    r"[^,;:]{0,80}?,\s+(?=(?:it|its|they|their|this|these)\b)",
+    re.IGNORECASE,
+)
+# Where the papers are, which no abstract says: "Several papers in the collection ...".
+_ABOUT_THE_COLLECTION = re.compile(
+    r"\s+(?:in|from|among) (?:this|the) (?:collection|corpus|indexed papers)\b", re.IGNORECASE
 )
 _COUNT_OPENER_WORDS = 20
 # Words a count opener may have after its count ("Three papers address this question.").
@@ -86,7 +100,13 @@ _COUNT_PREFIX = re.compile(
     r"(?:of the\s+)?(?:\w+\s+)?(?:papers|works|studies|articles)\b(?:\s+do\b)?[\s:,]*",
     re.IGNORECASE,
 )
-_GLUED_OPENER = re.compile(r"^((?:yes|no)[.!])\s+(?=\S)", re.IGNORECASE)
+# "Yes. It does", and a yes/no answer glued to the claim that bears it out ("Yes, both
+# ...", "Not really: one ..."); "No, ..." is left whole, as a claim it negates.
+_GLUED_OPENER = re.compile(
+    r"^((?:yes|no)[.!]|(?:(?:broadly|mostly|largely) )?yes[,;:]|"
+    r"not (?:really|quite|exactly|in the same way)[,;:])\s+(?=\S)",
+    re.IGNORECASE,
+)
 # References back that stand for a thing (a method, a model), which a name can replace;
 # "The authors", "They" and "This gain" are left as written.
 _THING = re.compile(
@@ -210,15 +230,19 @@ def _read(text: str, cited: tuple[int, ...], before: list[DraftSentence]) -> Dra
     opener = opener_kind(text)
     if opener:
         return DraftSentence(text, cited, text, opener)
-    counted = _counted_claim(text, cited)
+    said = _ABOUT_THE_COLLECTION.sub("", text)
+    counted = _counted_claim(said, cited)
     if counted:
         return DraftSentence(text, cited, counted)
     previous = next((s for s in reversed(before) if not s.opener), None)
-    reference = _REFERENCE_BACK.match(text)
+    intro = _INTRODUCTION.match(said)
+    start = intro.end() if intro else 0
+    reference = _REFERENCE_BACK.match(said[start:])
     if reference is None or previous is None:
-        return DraftSentence(text, cited, text)
+        return DraftSentence(text, cited, said)
     subject = subject_of(previous.checked) if _THING.match(reference.group("ref")) else ""
-    checked = f"{subject} {text[reference.end() :].lstrip()}" if subject else text
+    rest = said[start + reference.end() :].lstrip()
+    checked = f"{said[:start]}{subject} {rest}" if subject else said
     return DraftSentence(text, cited or previous.cited, checked, refers_back=True)
 
 
@@ -226,12 +250,16 @@ def opener_kind(text: str) -> Opener:
     """'yes' or 'no' for a bare yes/no opener, 'count' for "Two papers do." and the like."""
     if _YES_NO_OPENER.match(text):
         return "no" if text.lower().startswith(("no", "not", "incorrect")) else "yes"
-    if len(text.split()) <= _COUNT_OPENER_WORDS and _COUNT_OPENER.match(text):
-        counted = _COUNT_PREFIX.match(text)
-        # "Two papers do: A for B and C for D" says more than a count: it is a claim
-        if counted is None or len(text[counted.end() :].split()) <= _COUNT_OPENER_REST:
-            return "count"
-    return ""
+    count = _COUNT_OPENER.match(text)
+    if count is None or len(text.split()) > _COUNT_OPENER_WORDS:
+        return ""
+    noun = _PAPERS.search(text)
+    one = (count.group("count") or "").lower() == "one"
+    if noun and one and noun.group(0).lower().endswith("s"):
+        return ""  # "One studies X": a verb, not "one study"
+    # "Two papers do: A for B and C for D" says more than a count: it is a claim
+    rest = text[noun.end() :] if noun else text
+    return "count" if len(rest.split()) <= _COUNT_OPENER_REST else ""
 
 
 def opener_count(text: str) -> int | None:
