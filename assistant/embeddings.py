@@ -179,8 +179,8 @@ class CachedEmbedder:
 class VectorStore:
     """Vectors of abstract sentences that processes embedded, kept on disk so that the next
     process (a cold `citeqa ask`) does not embed them again: a folder per model, a file from
-    each process that added some, merged into one when there are many. Only a cache: what
-    cannot be read or written is embedded again."""
+    each answer that added some, merged into one when there are many (at start, or by a
+    long-running process). Only a cache: what cannot be read or written is embedded again."""
 
     MERGE_AT = 16
 
@@ -188,28 +188,40 @@ class VectorStore:
         self.folder = folder / embedder.name
         self.embedder = embedder
         self._stored: set[str] = set()
+        self._files: list[Path] = []  # those read or written, which a merge replaces
 
     def load(self) -> None:
-        """Remember every stored vector (merging the files when there are many)."""
-        files = sorted(self.folder.glob("*.npz"))
-        for path in files:
+        """Remember every stored vector."""
+        self._files = sorted(self.folder.glob("*.npz"))
+        for path in self._files:
             self._stored.update(self.embedder.read(path))
-        if len(files) > self.MERGE_AT and self._save(list(self._stored)):
-            for path in files:
-                path.unlink(missing_ok=True)
+        self._merge_if_many()
 
     def add(self, texts: list[str]) -> None:
         """Store the vectors of `texts` not stored yet (those it holds)."""
         new = [text for text in dict.fromkeys(texts) if text not in self._stored]
-        if new:
-            self._save(new)
+        if new and self._save(new):
+            self._merge_if_many()
+
+    def _merge_if_many(self) -> None:
+        if len(self._files) <= self.MERGE_AT:
+            return
+        merged, self._files = self._files, []
+        if self._save(list(self._stored)):
+            for path in merged:
+                path.unlink(missing_ok=True)
+        else:
+            self._files = merged
 
     def _save(self, texts: list[str]) -> bool:
+        path = self.folder / f"{uuid.uuid4().hex}.npz"
         try:
-            written = self.embedder.write(self.folder / f"{uuid.uuid4().hex}.npz", texts)
+            written = self.embedder.write(path, texts)
         except OSError as exc:
             logger.warning("cannot store sentence vectors in %s: %s", self.folder, exc)
             return False
+        if written:
+            self._files.append(path)
         self._stored.update(written)
         return True
 

@@ -203,6 +203,20 @@ def test_many_stored_vector_files_are_merged_into_one(tmp_path):
     assert reader.embedder.texts == []
 
 
+def test_a_long_running_process_merges_the_files_it_writes(tmp_path):
+    embedder = CachedEmbedder(OnnxMiniLMEmbedder())
+    texts = [f"sentence number {n}" for n in range(2 * VectorStore.MERGE_AT)]
+    embedder.embed(texts)
+    store = VectorStore(tmp_path, embedder)
+    for text in texts:
+        store.add([text])
+    assert len(list((tmp_path / embedder.name).glob("*.npz"))) <= VectorStore.MERGE_AT
+    reader = CachedEmbedder(_CountingEmbedder())
+    VectorStore(tmp_path, reader).load()
+    reader.embed(texts)
+    assert reader.embedder.texts == []
+
+
 def test_first_search_on_an_empty_index_ingests_the_seeds(tmp_path):
     assistant = Assistant(Settings(data_dir=tmp_path / "new"))
     hits = assistant.search("neural collapse in language models", k=3)
