@@ -57,18 +57,22 @@ _REFUSAL = re.compile(
 _LEADING_MARKERS = re.compile(r"^\s*(?:\[[^\]]*\]\s*)+")
 _LABEL = re.compile(r"^\s*(answer|sources?|references?)\s*:\s*", re.IGNORECASE)
 _MAX_CITED_NUMBER = 1000
+# "Yes", "Broadly yes"; "Not really", "Not in the same way": the answers a yes/no opener
+# gives, alone ("Yes.") or glued to the claim that bears it out ("Yes, both ...").
+_YES = r"(?:(?:broadly|mostly|largely) )?yes"
+_SOFT_NO = r"not (?:really|quite|exactly|in the same way)"
 _YES_NO_OPENER = re.compile(
-    r"^(?:(?:broadly |mostly |largely )?yes|no|not quite|not exactly|not really|"
-    r"not in the same way|partly|partially|indeed|correct|incorrect)\b[\s,.!;:-]*$",
+    rf"^(?:{_YES}|no|{_SOFT_NO}|partly|partially|indeed|correct|incorrect)\b[\s,.!;:-]*$",
     re.IGNORECASE,
 )
+_PAPER_NOUN = r"(?:papers?|works?|stud(?:y|ies)|articles?)"
 _COUNT_OPENER = re.compile(
     r"^(?:(?P<count>one|two|three|four|five|six|both|several|many|some|multiple|a few|\d+)"
-    r"\s+(?:of the\s+)?(?:\w+\s+)?(?:papers?|works?|stud(?:y|ies)|articles?)\b.{0,160}"
+    rf"\s+(?:of the\s+)?(?:\w+\s+)?{_PAPER_NOUN}\b.{{0,160}}"
     r"|(?:the )?(?:collection|indexed papers) (?:has|have|contains?) .{0,60})[.:]?$",
     re.IGNORECASE,
 )
-_PAPERS = re.compile(r"\b(?:papers?|works?|stud(?:y|ies)|articles?)\b", re.IGNORECASE)
+_PAPERS = re.compile(rf"\b{_PAPER_NOUN}\b", re.IGNORECASE)
 _REFERENCE_BACK = re.compile(
     r"^(?P<ref>it|its|they|their|this|these|those|such|the authors|the paper|the work|"
     r"the study|the method|the approach|the model|the framework|the technique|"
@@ -102,11 +106,7 @@ _COUNT_PREFIX = re.compile(
 )
 # "Yes. It does", and a yes/no answer glued to the claim that bears it out ("Yes, both
 # ...", "Not really: one ..."); "No, ..." is left whole, as a claim it negates.
-_GLUED_OPENER = re.compile(
-    r"^((?:yes|no)[.!]|(?:(?:broadly|mostly|largely) )?yes[,;:]|"
-    r"not (?:really|quite|exactly|in the same way)[,;:])\s+(?=\S)",
-    re.IGNORECASE,
-)
+_GLUED_OPENER = re.compile(rf"^((?:yes|no)[.!]|{_YES}[,;:]|{_SOFT_NO}[,;:])\s+(?=\S)", re.I)
 # References back that stand for a thing (a method, a model), which a name can replace;
 # "The authors", "They" and "This gain" are left as written.
 _THING = re.compile(

@@ -243,18 +243,17 @@ def _relating_verdict(
     has. It stands as framing when the claims elsewhere in the answer that stand cite each
     of its papers, no hard check finds a problem, and every word the abstracts lack is an
     everyday word: a method, dataset or term they lack is still an invention."""
-    removed = verdicts[id(sentence)]
-    own = {paper.paper_id for paper in _cited(sentence, papers)}
-    others = {p for v in verdicts.values() if v.claim is not None for p in v.claim.papers}
+    cited = _cited(sentence, papers)
+    standing = {p for v in verdicts.values() if v.claim is not None for p in v.claim.papers}
     everyday = common_words()
     if (
         support.contradicted
-        or not own <= others
+        or not {paper.paper_id for paper in cited} <= standing
         or any(word.lower() not in everyday for word in support.new_words)
     ):
-        return removed
-    claim = _claim(sentence, _cited(sentence, papers), support)
-    return Verdict(sentence, replace(claim, kind="framing"), "relates claims that stand")
+        return verdicts[id(sentence)]
+    claim = replace(_claim(sentence, cited, support), kind="framing")
+    return Verdict(sentence, claim, "relates claims that stand")
 
 
 def _with_openers(
