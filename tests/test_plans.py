@@ -94,6 +94,21 @@ def test_a_how_many_question_is_answered_by_a_count_in_words(composer, question,
     assert claims and answer in claims[0].text
 
 
+def test_asked_what_held_earlier_work_back_the_answer_starts_with_the_problem(composer):
+    sketch = paper(
+        "sketch",
+        "FlexSketch: Graph Sketches That Fit",
+        "Graph sketches summarise large graphs in little memory. However, earlier sketches "
+        "are limited by their fixed size, which wastes memory on small graphs. We propose "
+        "FlexSketch, which sizes each sketch to its graph and overcomes the limits of earlier "
+        "graph sketches. FlexSketch matches exact storage on four benchmarks.",
+    )
+    question = "Before FlexSketch, what held back earlier graph sketches?"
+    understood, claims = compose(composer, question, [sketch, *PAPERS[1:]])
+    assert understood.asks_background
+    assert "limited by their fixed size" in claims[0].text
+
+
 def test_a_question_about_a_detail_no_sentence_states_is_refused(composer):
     assert compose(composer, "How many parameters does FooNet have?")[1] == []
 

@@ -66,6 +66,7 @@ def understood(question: str):
         ("How does GaLore project gradients?", "method"),
         ("What problem does GaLore address?", "fact"),
         ("How do its heads differ from layer to layer?", "fact"),
+        ("What does GaLore train its projector to do, and why?", "fact"),
     ],
 )
 def test_intent_from_the_wording(question, intent):

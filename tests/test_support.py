@@ -284,6 +284,18 @@ def test_a_contrast_turned_around_against_a_passage_that_draws_it_is_unsupported
     assert not verdict.supported and "overfitting" in verdict.reason
 
 
+SUPPOSED = (
+    "Although one might expect the error to grow with the depth of the network, this turns "
+    "out not to be the case."
+)
+
+
+def test_what_the_passage_only_supposes_is_not_denied_by_a_claim_that_negates_it(scorer):
+    assert scorer.assess(
+        "The error does not grow with the depth of the network.", [SUPPOSED]
+    ).supported
+
+
 COUNTED = (
     "We evaluate on ResNet50, VGG16 and ViT Base. The supervised rule learns faster, while "
     "the reinforcement rule forgets more slowly."

@@ -217,12 +217,16 @@ _NEGATION_REACH = 3
 # sets but test8: 22 more faithful sentences kept, 2 fewer unfaithful removed (28 and 5
 # when a contrast in the other text was needed, 30 and 8 when X was never denied).
 _CONTRASTS = {"rather": "than", "instead": "of"}
+# "one might expect X to scale with Y": what is supposed is not stated, and agrees with
+# either polarity up to the next punctuation mark (as a term near a negation does).
+_EXPECTING = frozenset({"expect", "think", "assume", "suppose", "guess"})
+_SUPPOSING = frozenset({"might", "would", "could", "may", "naturally", "naively"})
 
 
 def _terms(words: list[str]) -> tuple[_Term, ...]:
     """Content words in order; a negation reaches the next one unless punctuation intervenes."""
     terms = []
-    negating = contrasting = False
+    negating = contrasting = supposing = False
     near = 0
     index = 0
     while index < len(words):
@@ -240,10 +244,13 @@ def _terms(words: list[str]) -> tuple[_Term, ...]:
         elif word.startswith("fail") and following == "to":
             negating, near = True, _NEGATION_REACH
         elif word in _PUNCTUATION:
-            negating, near = False, 0
+            negating, near, supposing = False, 0, False
         elif word not in STOPWORDS and not word.isdigit():
-            terms.append(_Term(stem(word), negating, word, near > 0, negating and contrasting))
+            terms.append(
+                _Term(stem(word), negating, word, near > 0 or supposing, negating and contrasting)
+            )
             near -= 1
+            supposing = supposing or (word in _EXPECTING and words[index - 2] in _SUPPOSING)
             # "not necessarily better": an adverb passes the negation on.
             negating = negating and word.endswith("ly")
     return tuple(terms)

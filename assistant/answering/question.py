@@ -46,10 +46,18 @@ _SUMMARY = re.compile(
     r"|\bwhat (?:is|are) .{2,80} about\s*\??\s*$",
     re.IGNORECASE,
 )
+# "What held earlier work back?", "what gap does X start from": asks about what came before
+# the paper, which abstracts state before their contribution.
+_BACKGROUND = re.compile(
+    r"\b(?:before (?:the |this |it\b|[A-Z])|earlier (?:\w+ )?(?:work|methods?|approaches|"
+    r"studies|analys[ie]s|attempts|results)|prior (?:work|methods?|approaches|studies)|"
+    r"existing (?:\w+ )?(?:methods?|approaches|work)|held? back|holds? back|gap|shortcomings?|"
+    r"limitations? of)",
+)
 # "What did X show?" asks for a summary only when X names a paper or its authors.
 _WHAT_DID = re.compile(
-    r"\bwhat (?:did|does|do) (?:(?!\beach\b).){2,80} (?:show|do|propose|prove|find|contribute|"
-    r"study|present|argue|conclude|introduce|establish|investigate|develop)\b",
+    r"\bwhat (?:did|does|do) (?:(?!\beach\b).){2,80} (?:show|(?<!\bto )do|propose|prove|find|"
+    r"contribute|study|present|argue|conclude|introduce|establish|investigate|develop)\b",
     re.IGNORECASE,
 )
 _LIST = re.compile(
@@ -358,6 +366,12 @@ class Question:
     def given_figures(self) -> frozenset[str]:
         """The figures the question states itself ("80%" in "What perplexity at 80%?")."""
         return frozenset(quantities(self.standalone))
+
+    @property
+    def asks_background(self) -> bool:
+        """Whether the question asks what came before the paper: the gap it starts from,
+        what held earlier work back."""
+        return bool(_BACKGROUND.search(self.asked))
 
     def gives_figure(self, text: str) -> bool:
         """Whether `text` states a figure the question does not give itself: "80% sparsity"

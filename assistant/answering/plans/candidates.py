@@ -22,6 +22,12 @@ CONTRIBUTION = re.compile(
     r"|\b(?:is|are) (?:a|an) (?:new|novel|simple|general)\b",
     re.IGNORECASE,
 )
+# "However, ...", "remains a challenge": a sentence that says what is wrong or missing.
+PROBLEM = re.compile(
+    r"\b(?:however|challenge|challenging|problem|limited|limitation|remains?|lack|difficult|"
+    r"struggle|costly|expensive|bottleneck|open question|poorly understood|unclear|hinder)",
+    re.IGNORECASE,
+)
 
 # The answer model's weight against relevance when choosing the sentence that answers.
 # Chosen on the tuning question sets (eval/questions*.jsonl but _test4): the top-ranked
@@ -71,6 +77,10 @@ class Candidate:
     @property
     def contributes(self) -> bool:
         return bool(CONTRIBUTION.search(self.sentence.text))
+
+    @property
+    def states_problem(self) -> bool:
+        return bool(PROBLEM.search(self.sentence.text))
 
     def claim(self, heading: str | None = None) -> Claim:
         sentence = self.sentence
@@ -162,6 +172,10 @@ class Candidates:
     def of(self, paper_id: str) -> list[Candidate]:
         """The candidates of one paper, in abstract order."""
         return [c for c in self.all if c.sentence.paper_id == paper_id]
+
+    def first_contribution(self, paper_id: str) -> Candidate | None:
+        """The first sentence of the paper that says what it does."""
+        return next((c for c in self.of(paper_id) if c.contributes), None)
 
     def paper_relevance(self) -> dict[str, float]:
         """Each paper's best sentence relevance."""

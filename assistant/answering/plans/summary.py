@@ -12,11 +12,6 @@ from ..question import Question
 from .candidates import Candidate, Candidates
 from .listing import framing
 
-_PROBLEM = re.compile(
-    r"\b(?:however|challenge|challenging|problem|limited|limitation|remains?|lack|difficult|"
-    r"struggle|costly|expensive|bottleneck|open question|poorly understood|unclear|hinder)",
-    re.IGNORECASE,
-)
 _RESULT = re.compile(
     r"\b(?:experiments?|results?|empirical(?:ly)?|outperform\w*|achiev\w*|improv\w*|"
     r"state-of-the-art|surpass\w*|reduc\w*|speed-?up|accuracy|demonstrat\w*)",
@@ -77,12 +72,12 @@ def _summary(own: list[Candidate]) -> list[Claim]:
     rest = [c for c in own if c is not contribution]
     before = [c for c in rest if c.sentence.index < contribution.sentence.index]
     after = [c for c in rest if c.sentence.index > contribution.sentence.index]
-    problem = next((c for c in before if _PROBLEM.search(c.sentence.text)), None)
+    problem = next((c for c in before if c.states_problem), None)
     problem = problem or (before[0] if before else None)
     how = after[0] if after else None
     result = max(after[1:], key=_result_weight, default=None)
     chosen = [c for c in (problem, contribution, how, result) if c is not None]
-    if len(chosen) > 3 and _PROBLEM.search(contribution.sentence.text):
+    if len(chosen) > 3 and contribution.states_problem:
         chosen.remove(problem)
     return [c.claim() for c in chosen]
 
