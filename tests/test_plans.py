@@ -229,6 +229,16 @@ def test_a_question_asking_two_things_gets_the_sentence_for_each(assistant: Assi
     assert "65.5%" in answer.answer and "82.5%" in answer.answer
 
 
+def test_asked_what_a_paper_proposes_and_how_it_works_both_are_quoted(assistant: Assistant):
+    answer = assistant.ask(
+        "Kaizheng Wang, Fabio Cuzzolin and colleagues (NeurIPS 2024): what classification "
+        "approach do they propose, and how do its networks express uncertainty?",
+        backend="extractive",
+    )
+    assert "Credal Deep Ensembles" in answer.answer
+    assert "epistemic uncertainty" in answer.answer
+
+
 def test_one_head_in_later_layers_is_answered_with_the_sentence_that_says_it(assistant):
     answer = assistant.ask(
         "Which study finds one attention head is enough in later layers?", backend="extractive"
