@@ -49,10 +49,11 @@ _SUMMARY = re.compile(
 # "What held earlier work back?", "what gap does X start from": asks about what came before
 # the paper, which abstracts state before their contribution.
 _BACKGROUND = re.compile(
-    r"\b(?:before (?:the |this |it\b|[A-Z])|earlier (?:\w+ )?(?:work|methods?|approaches|"
+    r"\b(?:before (?:the |this |it\b|(?-i:[A-Z]))|earlier (?:\w+ )?(?:work|methods?|approaches|"
     r"studies|analys[ie]s|attempts|results)|prior (?:work|methods?|approaches|studies)|"
     r"existing (?:\w+ )?(?:methods?|approaches|work)|held? back|holds? back|gap|shortcomings?|"
     r"limitations? of)",
+    re.IGNORECASE,
 )
 # "What did X show?" asks for a summary only when X names a paper or its authors.
 _WHAT_DID = re.compile(
