@@ -239,6 +239,16 @@ def test_asked_what_a_paper_proposes_and_how_it_works_both_are_quoted(assistant:
     assert "epistemic uncertainty" in answer.answer
 
 
+def test_a_comparison_asking_two_things_of_each_paper_quotes_both(assistant: Assistant):
+    answer = assistant.ask(
+        "SDP4Bit and 4-bit Shampoo both bring something in neural network training down to "
+        "about 4 bits. What does each one quantize, and what does each report?",
+        backend="extractive",
+    )
+    assert "weights and gradients" in answer.answer and "eigenvector matrix" in answer.answer
+    assert "4.08" in answer.answer
+
+
 def test_one_head_in_later_layers_is_answered_with_the_sentence_that_says_it(assistant):
     answer = assistant.ask(
         "Which study finds one attention head is enough in later layers?", backend="extractive"

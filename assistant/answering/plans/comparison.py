@@ -12,12 +12,17 @@ from .candidates import Candidates
 # averages 0.784 with three sentences a paper at 0.75, 0.769 at 0.8, 0.705 with two at
 # 0.85 (the previous rule) and 0.732 with two at 0.7.
 FURTHER_SHARE = 0.75
+# Asked several things of each paper ("what does each quantize, and what does each
+# report?"): on the 64 comparisons of the tuning sets (eval/questions*.jsonl but _test14),
+# key facts found 48.7 -> 51.3 (eight better, none worse), 4.3 -> 4.8 sentences an answer.
+FURTHER_SHARE_ASKED_SEVERAL = 0.6
 PER_PAPER = 3
 CONTRIBUTION_BONUS = 0.1
 
 
 def plan(question: Question, candidates: Candidates, targets: list[str]) -> list[Claim]:
     candidates.read_papers(targets)
+    further = FURTHER_SHARE_ASKED_SEVERAL if question.parts else FURTHER_SHARE
     claims = []
     for paper_id in targets:
         own = sorted(
@@ -29,7 +34,7 @@ def plan(question: Question, candidates: Candidates, targets: list[str]) -> list
             continue
         chosen = [
             own[0],
-            *[c for c in own[1:PER_PAPER] if c.fit >= FURTHER_SHARE * own[0].fit],
+            *[c for c in own[1:PER_PAPER] if c.fit >= further * own[0].fit],
         ]
         heading = own[0].paper.paper.display_title
         ordered = sorted(chosen, key=lambda c: c.sentence.index)
