@@ -134,7 +134,8 @@ class _Term(NamedTuple):
     """A content word: its stem, whether a negation reaches it, the word itself, and whether
     a negation comes shortly before it ("without additional training cost": 'training'
     is not negated, but near a negation); `contrasted`: negated by "rather than", "instead
-    of"."""
+    of". A term of what a text only supposes ("one might expect it to scale") counts as near
+    a negation: it agrees with either polarity."""
 
     stem: str
     negated: bool
@@ -250,7 +251,9 @@ def _terms(words: list[str]) -> tuple[_Term, ...]:
                 _Term(stem(word), negating, word, near > 0 or supposing, negating and contrasting)
             )
             near -= 1
-            supposing = supposing or (word in _EXPECTING and words[index - 2] in _SUPPOSING)
+            supposing = supposing or (
+                word in _EXPECTING and index >= 2 and words[index - 2] in _SUPPOSING
+            )
             # "not necessarily better": an adverb passes the negation on.
             negating = negating and word.endswith("ly")
     return tuple(terms)

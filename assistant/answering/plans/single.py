@@ -33,6 +33,7 @@ def plan(question: Question, candidates: Candidates) -> list[Claim]:
     ranked = candidates.ranked(lambda c: _bonus(question, c, candidates))
     first = ranked[0]
     chosen = [first]
+    same_share = SAME_PAPER_SHARE_ASKED_SEVERAL if question.parts else SAME_PAPER_SHARE
     for answering in candidates.answering_parts(first.sentence.paper_id):
         if not any(c is answering for c in chosen):
             chosen.append(answering)
@@ -42,7 +43,6 @@ def plan(question: Question, candidates: Candidates) -> list[Claim]:
         if any(c is candidate for c in chosen):
             continue
         same = candidate.sentence.paper_id == first.sentence.paper_id
-        same_share = SAME_PAPER_SHARE_ASKED_SEVERAL if question.parts else SAME_PAPER_SHARE
         share = same_share if same else OTHER_PAPER_SHARE
         if candidate.fit >= share * first.fit:
             chosen.append(candidate)
