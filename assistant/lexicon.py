@@ -155,9 +155,14 @@ def looks_like_name(word: str) -> bool:
     return any(c.isupper() for c in word[1:]) or any(c.isdigit() for c in word)
 
 
-def name_stems(text: str) -> set[str]:
-    """Stems of the names in `text`."""
-    return {stem(normal(word)) for word in tokens(text) if looks_like_name(word)}
+def name_stems(text: str, min_letters: int = 1) -> set[str]:
+    """Stems of the names in `text` that have at least `min_letters` letters (two leave out
+    symbols such as l2 and v2)."""
+    return {
+        stem(normal(word))
+        for word in tokens(text)
+        if looks_like_name(word) and sum(c.isalpha() for c in word) >= min_letters
+    }
 
 
 def has_quantity(text: str) -> bool:

@@ -10,6 +10,7 @@ from assistant.answering.cross_encoder import answer_model
 from assistant.answering.passages import PaperText
 from assistant.answering.plans import Composer
 from assistant.answering.plans import candidates as candidates_module
+from assistant.answering.plans.refusal import names_unmentioned
 from assistant.answering.question import Catalog, analyse
 from assistant.answering.relevance import RelevanceScorer
 from assistant.embeddings import OnnxMiniLMEmbedder
@@ -111,6 +112,23 @@ def test_asked_what_held_earlier_work_back_the_answer_starts_with_the_problem(co
 
 def test_a_question_about_a_detail_no_sentence_states_is_refused(composer):
     assert compose(composer, "How many parameters does FooNet have?")[1] == []
+
+
+@pytest.mark.parametrize(
+    ("question", "unmentioned"),
+    [
+        ("How much storage does FooNet cut on ImageNet?", True),
+        ("How much storage does FooNet cut?", False),
+        ("Does FooNet's l2 sketch error bound hold?", False),
+        ("How do FooNet and BarNet differ in what they compress?", False),
+        ("How do FooNet and BarNet differ on ImageNet?", True),
+    ],
+)
+def test_a_name_the_answering_paper_never_mentions_is_noticed(composer, question, unmentioned):
+    understood = analyse(question, question, Catalog(PAPERS))
+    texts = [PaperText(p, rank) for rank, p in enumerate(PAPERS)]
+    candidates = composer.candidates(understood, texts)
+    assert names_unmentioned(understood, candidates) is unmentioned
 
 
 def test_a_question_on_a_topic_absent_from_the_papers_is_refused(composer):
@@ -328,3 +346,17 @@ def test_a_figure_the_authors_abstract_does_not_give_is_refused(composer):
     understood = analyse(question, question, Catalog(PAPERS))
     assert understood.wants_number and understood.paper_ids == {"foo"}
     assert not composer.compose(understood, [PaperText(PAPERS[0], 0)]).claims
+
+
+def test_a_question_in_everyday_words_is_answered_from_the_paper_it_describes(
+    assistant: Assistant,
+):
+    """None of the abstract's terms ('perceptron', 'sigmoid'), no name it lacks: the
+    refusal model lets the answer through, from the right paper."""
+    question = (
+        "When a single squashing unit learns to split inputs into two groups, what role does "
+        "the amount of input noise play?"
+    )
+    answer = assistant.ask(question, backend="extractive")
+    assert not answer.refused
+    assert {c.paper_id for c in answer.citations} == {"08179dd3405c"}
