@@ -34,9 +34,9 @@ def features(question: Question, candidates: Candidates) -> np.ndarray:
     """The signals the decision weighs, each in [0, 1]: the best sentence's relevance to
     the question; the answer model's highest chance that a sentence answers (times that
     relevance when the question asks which papers do something); the share of the
-    question's content no indexed paper mentions (a topic the collection lacks); and
-    whether it asks for a list, or for the one paper that does something; and whether it
-    names something the papers it would be answered from never mention."""
+    question's content no indexed paper mentions (a topic the collection lacks); whether
+    it asks for a list, or for the one paper that does something; and whether it names
+    something the papers it would be answered from never mention."""
     best = candidates.best
     if best is None:
         return np.zeros(len(FEATURES))
