@@ -10,6 +10,7 @@ from assistant.answering.cross_encoder import answer_model
 from assistant.answering.passages import PaperText
 from assistant.answering.plans import Composer
 from assistant.answering.plans import candidates as candidates_module
+from assistant.answering.plans.listing import paper_signals
 from assistant.answering.plans.refusal import names_unmentioned
 from assistant.answering.question import Catalog, analyse
 from assistant.answering.relevance import RelevanceScorer
@@ -129,6 +130,19 @@ def test_a_name_the_answering_paper_never_mentions_is_noticed(composer, question
     texts = [PaperText(p, rank) for rank, p in enumerate(PAPERS)]
     candidates = composer.candidates(understood, texts)
     assert names_unmentioned(understood, candidates) is unmentioned
+
+
+def test_listing_signals_of_papers_that_share_no_word_with_the_question(composer):
+    """Every sentence at relevance 0 (as `bench/fit_listing.py` meets on some questions):
+    each paper's share of the best relevance is 0, not a division by zero."""
+    question = (
+        "Are there papers here that train one model to handle several tasks or problem "
+        "variants jointly (multi-task rather than one task after another)? Which ones?"
+    )
+    understood = analyse(question, question, Catalog(PAPERS))
+    candidates = composer.candidates(understood, [PaperText(p, r) for r, p in enumerate(PAPERS)])
+    assert set(candidates.paper_relevance().values()) == {0.0}
+    assert all(signals[0] == 0.0 for signals in paper_signals(understood, candidates).values())
 
 
 def test_a_question_on_a_topic_absent_from_the_papers_is_refused(composer):

@@ -55,7 +55,7 @@ def paper_signals(question: Question, candidates: Candidates) -> dict[str, np.nd
     """What the listing decision weighs for each retrieved paper: its best sentence's
     relevance as a share of the best paper's, its topic coverage, and its rank / 10."""
     relevance = candidates.paper_relevance()
-    best = max(relevance.values())
+    best = max(relevance.values(), default=0.0) or 1.0
     coverage = _topic_coverage(question, candidates)
     return {
         p.paper_id: np.array(
