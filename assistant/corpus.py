@@ -86,6 +86,11 @@ class Paper(BaseModel):
         return f"{who}: {lead}…" if who else f"{lead}…"
 
     @property
+    def title_and_abstract(self) -> str:
+        """The title (when there is one) and the abstract, as one text to match words in."""
+        return f"{self.title or ''} {self.abstract}"
+
+    @property
     def publication_year(self) -> int | None:
         """The year given, else a year in the venue's name ("NeurIPS 2024")."""
         if self.year is not None:

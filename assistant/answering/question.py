@@ -189,7 +189,7 @@ class Catalog:
                     self.venue_words[fold(word)] = word
         if paper.publication_year is not None:
             self.years.add(str(paper.publication_year))
-        text = f"{paper.title or ''} {paper.abstract}"
+        text = paper.title_and_abstract
         self.document_frequency.update(content_stems(text))
         for word in tokens(text):
             if looks_like_name(word) and len(word) > 2:

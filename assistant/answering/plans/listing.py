@@ -75,10 +75,7 @@ def _topic_coverage(question: Question, candidates: Candidates) -> dict[str, flo
     """The rarity-weighted share of the question's topic words in each paper's title and
     abstract, over the topic words some retrieved paper has."""
     topic = content_stems(question.asked, QUESTION_WORDS)
-    found = {
-        p.paper_id: content_stems(f"{p.paper.title or ''} {p.paper.abstract}")
-        for p in candidates.papers
-    }
+    found = {p.paper_id: content_stems(p.paper.title_and_abstract) for p in candidates.papers}
     count = len(found)
     frequency = {word: sum(word in words for words in found.values()) for word in topic}
     # A word no retrieved paper has cannot tell them apart (whether anything answers at

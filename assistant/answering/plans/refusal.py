@@ -66,7 +66,7 @@ def names_unmentioned(question: Question, candidates: Candidates) -> bool:
     if not names or candidates.best_fit is None:
         return False
     papers = candidates.papers if question.is_multi_paper else [candidates.best_fit.paper]
-    mentioned = set().union(*(content_stems(f"{p.paper.title} {p.paper.abstract}") for p in papers))
+    mentioned = set().union(*(content_stems(p.paper.title_and_abstract) for p in papers))
     return bool(names - mentioned)
 
 
