@@ -10,7 +10,7 @@ from assistant.answering.cross_encoder import answer_model
 from assistant.answering.passages import PaperText
 from assistant.answering.plans import Composer
 from assistant.answering.plans import candidates as candidates_module
-from assistant.answering.plans.listing import paper_signals
+from assistant.answering.plans.listing import framing, paper_signals
 from assistant.answering.plans.refusal import names_unmentioned
 from assistant.answering.question import Catalog, analyse
 from assistant.answering.relevance import RelevanceScorer
@@ -309,12 +309,36 @@ def test_questions_the_papers_do_not_answer_are_refused(assistant: Assistant, qu
     assert answer.refused, answer.answer
 
 
-def test_which_papers_question_lists_several_papers(assistant: Assistant):
+COUNTS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
+
+
+def test_which_papers_question_lists_at_least_four_papers_counted_by_the_framing(
+    assistant: Assistant,
+):
+    """The papers the listing is sure of, then the likeliest others up to four, each group
+    counted in the framing ("Three papers address this, and one more may be related:")."""
     answer = assistant.ask("Which papers study bandit algorithms?", backend="extractive")
     lines = [s for s in answer.sentences if s.heading]
-    assert len({c.paper_id for c in answer.citations}) >= 2 and len(lines) >= 2
-    assert answer.sentences[0].kind == "framing"
-    assert answer.sentences[0].text.startswith({2: "Two", 3: "Three", 4: "Four"}[len(lines)])
+    assert len({c.paper_id for c in answer.citations}) == len(lines) >= 4
+    framing = answer.sentences[0]
+    assert framing.kind == "framing"
+    counted = [
+        COUNTS[word] for word in framing.text.lower().replace(",", "").split() if word in COUNTS
+    ]
+    assert sum(counted) == len(lines)
+
+
+@pytest.mark.parametrize(
+    ("sure", "maybe", "text"),
+    [
+        (2, 0, "Two papers address this:"),
+        (1, 0, "One paper addresses this:"),
+        (1, 3, "One paper addresses this, and three more may be related:"),
+        (0, 1, "One paper may be related:"),
+    ],
+)
+def test_a_list_framing_counts_the_papers_it_is_sure_of_apart(sure, maybe, text):
+    assert framing(sure, maybe).text == text
 
 
 @pytest.mark.parametrize("first", ["foo", "bar"])

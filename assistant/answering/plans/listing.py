@@ -4,7 +4,10 @@ what it does about the topic, after a count that is true by construction.
 A retrieved paper is listed by a logistic model of how relevant its best sentence is next to
 the best paper's, how much of the question's topic its abstract has (topic words weighted by
 how rare they are among the retrieved papers: "bandit" tells more than "learning"), and its
-retrieval rank; the papers of an author the question names are all listed."""
+retrieval rank; the papers of an author the question names are all listed. When fewer than
+`FEWEST` papers are listed, the likeliest of the rest follow, counted apart as papers that
+may be related: a list question's papers often share none of its words, and a line the
+reader can dismiss costs less than a paper left out."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import numpy as np
 
 from ...lexicon import QUESTION_WORDS, content_stems
 from ..claims import Claim
+from ..passages import PaperText
 from ..question import Question
 from .candidates import Candidates
 
@@ -27,28 +31,50 @@ LISTED_BIAS = -1.86
 LISTED_CHANCE = 0.35
 CONTRIBUTION_BONUS = 0.1
 MOST = 8
+# On the eighteen tuning sets' list questions, topping lists up to 4 papers with those at a
+# listing chance of at least 0.15 raised key-fact recall from 46.2 to 51.6 of 82, and the
+# lines from 199 (138 on a gold paper) to 270 (156).
+FEWEST = 4
+MAYBE_CHANCE = 0.15
 _COUNT_WORDS = {1: "One", 2: "Two", 3: "Three", 4: "Four", 5: "Five", 6: "Six", 7: "Seven"}
 
 
 def plan(question: Question, candidates: Candidates, floor: float) -> list[Claim]:
     if question.authors and question.paper_ids:
-        listed = [p for p in candidates.papers if p.paper_id in question.paper_ids]
-    else:
-        relevance = candidates.paper_relevance()
-        signals = paper_signals(question, candidates)
-        listed = [
-            paper
-            for paper in candidates.papers
-            if relevance.get(paper.paper_id, 0.0) >= floor
-            and _listed_chance(signals[paper.paper_id]) >= LISTED_CHANCE
-        ]
-    lines = []
-    for paper in listed[:MOST]:
+        named = [p for p in candidates.papers if p.paper_id in question.paper_ids]
+        return _lines(named, len(named), candidates)
+    relevance = candidates.paper_relevance()
+    signals = paper_signals(question, candidates)
+    chance = {
+        paper.paper_id: _listed_chance(signals[paper.paper_id])
+        for paper in candidates.papers
+        if relevance.get(paper.paper_id, 0.0) >= floor
+    }
+    listed = [p for p in candidates.papers if chance.get(p.paper_id, 0.0) >= LISTED_CHANCE]
+    if not listed:
+        return []
+    maybe = sorted(
+        (
+            p
+            for p in candidates.papers
+            if MAYBE_CHANCE <= chance.get(p.paper_id, 0.0) < LISTED_CHANCE
+        ),
+        key=lambda p: -chance[p.paper_id],
+    )
+    return _lines(listed + maybe[: max(0, FEWEST - len(listed))], len(listed), candidates)
+
+
+def _lines(papers: list[PaperText], confident: int, candidates: Candidates) -> list[Claim]:
+    """One line per paper (its title and the sentence that says most about the topic) after
+    the count, which tells the first `confident` papers from those that may be related."""
+    lines, sure = [], 0
+    for position, paper in enumerate(papers[:MOST]):
         own = candidates.of(paper.paper_id)
         if own:
             pick = max(own, key=lambda c: c.relevance + CONTRIBUTION_BONUS * c.contributes)
             lines.append(pick.claim(heading=paper.paper.display_title))
-    return [framing(len(lines)), *lines] if lines else []
+            sure += position < confident
+    return [framing(sure, len(lines) - sure), *lines] if lines else []
 
 
 def paper_signals(question: Question, candidates: Candidates) -> dict[str, np.ndarray]:
@@ -90,8 +116,21 @@ def _topic_coverage(question: Question, candidates: Candidates) -> dict[str, flo
     }
 
 
-def framing(count: int) -> Claim:
-    """'Two papers in the collection address this:', counted from the lines that follow."""
-    number = _COUNT_WORDS.get(count, str(count))
-    noun = "paper addresses" if count == 1 else "papers address"
-    return Claim(f"{number} {noun} this:", kind="framing")
+def framing(count: int, maybe: int = 0) -> Claim:
+    """'Two papers address this:', and with `maybe` papers the listing is less sure of,
+    'Two papers address this, and two more may be related:', counted from the lines that
+    follow."""
+    parts = [f"{_count_word(count)} {_papers(count)} this"] if count else []
+    if maybe:
+        more = "more" if count else ("paper" if maybe == 1 else "papers")
+        parts.append(f"{_count_word(maybe)} {more} may be related")
+    text = ", and ".join(parts)
+    return Claim(f"{text[0].upper()}{text[1:]}:", kind="framing")
+
+
+def _count_word(count: int) -> str:
+    return _COUNT_WORDS.get(count, str(count)).lower()
+
+
+def _papers(count: int) -> str:
+    return "paper addresses" if count == 1 else "papers address"
