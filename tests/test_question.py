@@ -259,6 +259,40 @@ def test_a_comparison_naming_two_papers_drops_a_phrase_other_titles_share():
     assert understood.named_papers == frozenset({"valley", "accent"})
 
 
+def test_a_comparison_of_two_titled_papers_drops_a_name_a_third_paper_shares():
+    """'Memory-Efficient' is in GaLore's title too; the two papers given by title are what
+    is compared."""
+    subspace = Paper(
+        paper_id="subspace",
+        title="Memory-Efficient LLM Training with Online Subspace Descent",
+        abstract="We give a convergence guarantee for projection updates.",
+    )
+    catalog = Catalog([*PAPERS, subspace])
+    question = (
+        "'Memory-Efficient LLM Training with Online Subspace Descent' and 'Sharpness of Deep "
+        "Linear Networks' both prove results. What does each guarantee?"
+    )
+    understood = analyse(question, question, catalog)
+    assert understood.intent == "comparison"
+    assert understood.named_papers == frozenset({"subspace", "accent"})
+
+
+@pytest.mark.parametrize(
+    ("question", "named"),
+    [
+        ("What does the CARE benchmark contain?", True),
+        ("Which benchmark do the enzyme people care about?", False),
+    ],
+)
+def test_a_short_title_that_is_an_everyday_word_names_its_paper_only_as_written(question, named):
+    care = Paper(
+        paper_id="care",
+        title="CARE: a Benchmark Suite for the Classification and Retrieval of Enzymes",
+        abstract="We introduce CARE, a benchmark for enzymes.",
+    )
+    assert ("care" in analyse(question, question, Catalog([*PAPERS, care])).named_papers) is named
+
+
 def test_a_figure_the_question_gives_itself_is_no_answer_to_it():
     question = understood("What perplexity does GaLore reach at 80% sparsity?")
     assert question.wants_number

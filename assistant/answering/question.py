@@ -200,7 +200,7 @@ class Catalog:
                 self.title_phrases[phrase].add(paper.paper_id)
             short, colon, _ = paper.title.partition(":")
             if colon and len(short.split()) <= 3:
-                self.short_titles[paper.paper_id] = fold(short.strip())
+                self.short_titles[paper.paper_id] = short.strip()
 
     def authors_named(self, question: str) -> list[AuthorMatch]:
         """Indexed authors the question names."""
@@ -245,7 +245,9 @@ class Catalog:
             if len(title) >= _TITLE_MIN_WORDS and len(asked & title) >= _TITLE_SHARE * len(title):
                 named.add(paper_id)
         for paper_id, short in self.short_titles.items():
-            if _has_phrase(folded, short):
+            # a short title that is an everyday word ('CARE') names its paper only as written
+            everyday = short.lower() in common_words()
+            if _has_phrase(question, short) if everyday else _has_phrase(folded, fold(short)):
                 named.add(paper_id)
         by_phrase = [self.title_phrases.get(phrase, set()) for phrase in sorted(_phrases(folded))]
         shared: set[str] = set()
@@ -471,7 +473,11 @@ def analyse(question: str, standalone: str, catalog: Catalog) -> Question:
     identified = bool(named) or bool(authors)
     by_author = allowed if allowed is not None and len(allowed) <= _NAMED_BY_FEW else set()
     intent = intent_of(standalone, len(set(named) | by_author), identified)
-    if intent == "comparison" and len(by_title | by_name | by_author) >= 2:
+    if intent == "comparison" and len(by_title | by_author) >= 2:
+        # The papers named by title or authors are what is compared; a name or a phrase
+        # other papers share too ('Memory-Efficient', 'SSMs') described one of them.
+        named = by_title | by_author
+    elif intent == "comparison" and len(by_title | by_name | by_author) >= 2:
         # Two papers named precisely are what is compared; a phrase several titles share
         # ("Marion & Chizat's deep linear regression paper") only described one of them.
         named -= by_shared_phrase - by_title - by_name - by_author
