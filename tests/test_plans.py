@@ -398,3 +398,13 @@ def test_a_question_in_everyday_words_is_answered_from_the_paper_it_describes(
     answer = assistant.ask(question, backend="extractive")
     assert not answer.refused
     assert {c.paper_id for c in answer.citations} == {"08179dd3405c"}
+
+
+def test_a_summary_asked_several_things_also_quotes_the_sentence_answering_each(composer):
+    understood, claims = compose(
+        composer, "Summarize the FooNet paper, and what do prior methods store?"
+    )
+    assert understood.intent == "summary" and len(understood.parts) == 2
+    texts = [claim.text for claim in claims]
+    assert texts[-1] == "Prior methods store every edge."
+    assert texts[:-1] == [claim.text for claim in compose(composer, "Summarize FooNet.")[1]]
