@@ -408,3 +408,16 @@ def test_a_summary_asked_several_things_also_quotes_the_sentence_answering_each(
     texts = [claim.text for claim in claims]
     assert texts[-1] == "Prior methods store every edge."
     assert texts[:-1] == [claim.text for claim in compose(composer, "Summarize FooNet.")[1]]
+
+
+def test_a_comparison_asked_several_things_quotes_what_each_paper_reports(composer):
+    """Asked what each does and what each reports, each paper gets the sentences for both
+    (up to four); asked one thing, one sentence each."""
+    question = "How do FooNet and BarNet differ in what they compress"
+    _, claims = compose(composer, f"{question}, and what does each report?")
+    texts = [claim.text for claim in claims]
+    assert "It cuts storage by 37% on three benchmarks." in texts
+    assert "BarNet keeps accuracy within one point." in texts
+    assert len(texts) <= 8
+    _, claims = compose(composer, f"{question}?")
+    assert [claim.papers for claim in claims] == [("foo",), ("bar",)]
