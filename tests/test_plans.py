@@ -421,3 +421,21 @@ def test_a_comparison_asked_several_things_quotes_what_each_paper_reports(compos
     assert len(texts) <= 8
     _, claims = compose(composer, f"{question}?")
     assert [claim.papers for claim in claims] == [("foo",), ("bar",)]
+
+
+def test_a_summary_tells_how_in_the_two_sentences_after_the_contribution(composer):
+    steps = paper(
+        "steps",
+        "StepNet: Two-Stage Graph Sketching",
+        "Graph storage is costly. We propose StepNet, a two-stage sketching method. StepNet "
+        "first clusters the nodes of the graph. It then sketches each cluster separately. "
+        "Experiments show that StepNet improves accuracy by 5% over FooNet.",
+        ("Edsger Dijkstra",),
+    )
+    _, claims = compose(composer, "Summarize the work by Edsger Dijkstra.", [steps, *PAPERS])
+    texts = [claim.text for claim in claims if claim.kind == "claim"]
+    assert texts[-3:] == [
+        "StepNet first clusters the nodes of the graph.",
+        "It then sketches each cluster separately.",
+        "Experiments show that StepNet improves accuracy by 5% over FooNet.",
+    ]
