@@ -439,3 +439,21 @@ def test_a_summary_tells_how_in_the_two_sentences_after_the_contribution(compose
         "It then sketches each cluster separately.",
         "Experiments show that StepNet improves accuracy by 5% over FooNet.",
     ]
+
+
+def test_how_a_method_works_is_its_statement_and_up_to_three_sentences_after_it(composer):
+    steps = paper(
+        "steps",
+        "StepNet: Three-Stage Graph Sketching",
+        "Graph storage is costly. We propose StepNet, a three-stage sketching method. StepNet "
+        "first clusters the nodes of the graph. It then sketches each cluster separately. "
+        "Finally, it merges the cluster sketches into one summary. Code is public.",
+    )
+    understood, claims = compose(composer, "How does StepNet work?", [steps, *PAPERS])
+    assert understood.intent == "method"
+    assert [claim.text for claim in claims] == [
+        "We propose StepNet, a three-stage sketching method.",
+        "StepNet first clusters the nodes of the graph.",
+        "It then sketches each cluster separately.",
+        "Finally, it merges the cluster sketches into one summary.",
+    ]
