@@ -238,43 +238,37 @@ def test_a_compound_of_familiar_words_is_familiar():
     assert asked.unfamiliar_words == () and asked.unfamiliar_share == 0
 
 
-def test_a_comparison_naming_two_papers_drops_a_phrase_other_titles_share():
-    def titled(paper_id: str, title: str, authors=("Ada Lovelace",)) -> Paper:
-        return Paper(paper_id=paper_id, title=title, authors=list(authors), abstract="We study.")
+def _titled(paper_id: str, title: str) -> Paper:
+    return Paper(paper_id=paper_id, title=title, authors=["Ada Lovelace"], abstract="We study.")
 
-    catalog = Catalog(
-        [
-            *PAPERS,
-            titled("valley", "Exploring the Asymmetric Valley of Deep Neural Networks"),
-            titled("scaling", "Scaling Laws in Linear Regression"),
-            titled("sparse", "Attention Heads in Sparse Linear Regression"),
-        ]
-    )
-    question = (
-        "The asymmetric valley study and Marion & Chizat's deep linear regression paper both "
-        "examine loss landscapes. What does each conclude?"
-    )
-    understood = analyse(question, question, catalog)
+
+@pytest.mark.parametrize(
+    ("others", "question", "compared"),
+    [
+        (
+            # a phrase two other titles share
+            [
+                _titled("valley", "Exploring the Asymmetric Valley of Deep Neural Networks"),
+                _titled("scaling", "Scaling Laws in Linear Regression"),
+                _titled("sparse", "Attention Heads in Sparse Linear Regression"),
+            ],
+            "The asymmetric valley study and Marion & Chizat's deep linear regression paper "
+            "both examine loss landscapes. What does each conclude?",
+            {"valley", "accent"},
+        ),
+        (
+            # a name GaLore's title has too
+            [_titled("subspace", "Memory-Efficient LLM Training with Online Subspace Descent")],
+            "'Memory-Efficient LLM Training with Online Subspace Descent' and 'Sharpness of "
+            "Deep Linear Networks' both prove results. What does each guarantee?",
+            {"subspace", "accent"},
+        ),
+    ],
+)
+def test_a_comparison_of_two_named_papers_drops_what_other_papers_share(others, question, compared):
+    understood = analyse(question, question, Catalog([*PAPERS, *others]))
     assert understood.intent == "comparison"
-    assert understood.named_papers == frozenset({"valley", "accent"})
-
-
-def test_a_comparison_of_two_titled_papers_drops_a_name_a_third_paper_shares():
-    """'Memory-Efficient' is in GaLore's title too; the two papers given by title are what
-    is compared."""
-    subspace = Paper(
-        paper_id="subspace",
-        title="Memory-Efficient LLM Training with Online Subspace Descent",
-        abstract="We give a convergence guarantee for projection updates.",
-    )
-    catalog = Catalog([*PAPERS, subspace])
-    question = (
-        "'Memory-Efficient LLM Training with Online Subspace Descent' and 'Sharpness of Deep "
-        "Linear Networks' both prove results. What does each guarantee?"
-    )
-    understood = analyse(question, question, catalog)
-    assert understood.intent == "comparison"
-    assert understood.named_papers == frozenset({"subspace", "accent"})
+    assert understood.named_papers == frozenset(compared)
 
 
 @pytest.mark.parametrize(
