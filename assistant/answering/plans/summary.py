@@ -86,7 +86,7 @@ def _summary(own: list[Candidate], asked: list[Candidate]) -> list[Claim]:
     how = after[:HOW]
     result = max(after[HOW:], key=_result_weight, default=None)
     # the result has to say more of one than the sentences on how ('explore' after 'prove')
-    if result is not None and _result_weight(result) < max(1, *map(_result_weight, how)):
+    if result is not None and _result_weight(result) < max([1, *map(_result_weight, how)]):
         result = None
     chosen = [c for c in (problem, contribution, *how, result) if c is not None]
     if len(chosen) > 3 and contribution.states_problem and problem is not None:
