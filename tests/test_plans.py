@@ -457,3 +457,16 @@ def test_how_a_method_works_is_its_statement_and_up_to_three_sentences_after_it(
         "It then sketches each cluster separately.",
         "Finally, it merges the cluster sketches into one summary.",
     ]
+
+
+def test_a_list_the_papers_answer_clearly_is_not_topped_up_with_unrelated_papers(
+    assistant: Assistant,
+):
+    """The two neural-collapse papers are listed with a high chance; a paper at a fraction
+    of theirs (the manifold-hypothesis paper) is not offered as one that may be related."""
+    answer = assistant.ask(
+        "Which papers here study neural collapse, and in what settings?", backend="extractive"
+    )
+    assert answer.sentences[0].text == "Two papers address this:"
+    titles = [s.heading for s in answer.sentences if s.heading]
+    assert len(titles) == 2 and all("Neural Collapse" in title for title in titles)
