@@ -470,3 +470,12 @@ def test_a_list_the_papers_answer_clearly_is_not_topped_up_with_unrelated_papers
     assert answer.sentences[0].text == "Two papers address this:"
     titles = [s.heading for s in answer.sentences if s.heading]
     assert len(titles) == 2 and all("Neural Collapse" in title for title in titles)
+
+
+def test_a_sentence_answering_two_parts_of_a_summary_question_is_quoted_once(composer):
+    question = (
+        "Summarize the FooNet paper, and what do prior methods store? "
+        "And what did earlier methods store?"
+    )
+    texts = [claim.text for claim in compose(composer, question)[1]]
+    assert texts.count("Prior methods store every edge.") == 1

@@ -161,13 +161,15 @@ class Candidates:
 
     def answering_parts(self, paper_id: str) -> list[Candidate]:
         """For a question that asks several things (`Question.parts`), the paper's sentence
-        likeliest to answer each, when the answer model gives it at least `PART_CHANCE`."""
+        likeliest to answer each, when the answer model gives it at least `PART_CHANCE`;
+        a sentence that answers two parts is listed once."""
         own = self.of(paper_id)
         best = [
             max(own, key=lambda c: c.answers_parts[part])
             for part in range(len(self.question.parts))
         ]
-        return [c for part, c in enumerate(best) if c.answers_parts[part] >= PART_CHANCE]
+        answering = [c for part, c in enumerate(best) if c.answers_parts[part] >= PART_CHANCE]
+        return list({id(c): c for c in answering}.values())
 
     def of(self, paper_id: str) -> list[Candidate]:
         """The candidates of one paper, in abstract order."""

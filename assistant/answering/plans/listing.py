@@ -38,7 +38,7 @@ MOST = 8
 FEWEST = 4
 MAYBE_CHANCE = 0.15
 MAYBE_SHARE = 0.4
-_COUNT_WORDS = {1: "One", 2: "Two", 3: "Three", 4: "Four", 5: "Five", 6: "Six", 7: "Seven"}
+_COUNT_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven"}
 
 
 def plan(question: Question, candidates: Candidates, floor: float) -> list[Claim]:
@@ -128,7 +128,7 @@ def framing(count: int, maybe: int = 0) -> Claim:
 
 
 def _count_word(count: int) -> str:
-    return _COUNT_WORDS.get(count, str(count)).lower()
+    return _COUNT_WORDS.get(count, str(count))
 
 
 def _papers(count: int) -> str:
