@@ -9,6 +9,7 @@ import json
 import re
 import unicodedata
 from functools import cache, lru_cache
+from itertools import pairwise
 from pathlib import Path
 
 # The embedding model's WordPiece tokenizer; its whole-word entries are everyday English.
@@ -155,14 +156,59 @@ def looks_like_name(word: str) -> bool:
     return any(c.isupper() for c in word[1:]) or any(c.isdigit() for c in word)
 
 
-def name_stems(text: str, min_letters: int = 1) -> set[str]:
-    """Stems of the names in `text` that have at least `min_letters` letters (two leave out
+# "LoRA-style", "ELBO-based": the name before the hyphen is what such a word names.
+_MODIFIER_SUFFIXES = word_set("style like based inspired enhanced free generated driven aware type")
+_LEADING_FIGURE = re.compile(r"^\d+(?:\.\d+)?")
+
+
+def _squash(word: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", word.lower())
+
+
+class Mentions:
+    """What a text mentions, allowing for the ways a name is written differently: 'sign-SGD'
+    is 'sign SGD', 'LLM' is 'large language model', 'LoRA-style' is 'LoRA', 'dB' is in
+    '4.52dB', and 'Vandermeulen-Tai-Aragam' is three names the text has."""
+
+    def __init__(self, text: str) -> None:
+        words = tokens(text)
+        self.stems = content_stems(text)
+        self.squashed = {_squash(_LEADING_FIGURE.sub("", w)) for w in words}
+        self.squashed |= {_squash(a + b) for a, b in pairwise(words)}
+        self.initials = {
+            "".join(w[0] for w in words[i : i + n]).lower()
+            for n in (2, 3, 4, 5)
+            for i in range(len(words) - n + 1)
+        }
+
+    def of(self, name: str) -> bool:
+        """Whether the text mentions `name`, a word as the question writes it."""
+        if stem(normal(name)) in self.stems or _squash(normal(name)) in self.squashed:
+            return True
+        head, _, suffix = name.rpartition("-")
+        if head and suffix.lower() in _MODIFIER_SUFFIXES:
+            return self.of(head)
+        if normal(name).isalpha() and normal(name).upper() == name.rstrip("s"):
+            return 2 <= len(normal(name)) <= 5 and normal(name) in self.initials
+        parts = [part for part in name.lower().split("-") if part not in STOPWORDS]
+        return len(parts) > 1 and all(
+            part.isalpha() and len(part) > 1 and stem(part) in self.stems for part in parts
+        )
+
+
+def names(text: str, min_letters: int = 1) -> set[str]:
+    """The names in `text` as written, with at least `min_letters` letters (two leave out
     symbols such as l2 and v2)."""
     return {
-        stem(normal(word))
+        word
         for word in tokens(text)
         if looks_like_name(word) and sum(c.isalpha() for c in word) >= min_letters
     }
+
+
+def name_stems(text: str, min_letters: int = 1) -> set[str]:
+    """Stems of `names`."""
+    return {stem(normal(word)) for word in names(text, min_letters)}
 
 
 def has_quantity(text: str) -> bool:

@@ -123,6 +123,12 @@ def test_a_question_about_a_detail_no_sentence_states_is_refused(composer):
         ("Does FooNet's l2 sketch error bound hold?", False),
         ("How do FooNet and BarNet differ in what they compress?", False),
         ("How do FooNet and BarNet differ on ImageNet?", True),
+        # the same names written otherwise, or given by the paper's venue or authors
+        ("How much storage does Foo-Net cut?", False),
+        ("Do FooNet-style sketches save memory?", False),
+        ("How much GS does FooNet save?", False),
+        ("Does the Hopper-Turing paper cut storage?", False),
+        ("Do ImageNet-style sketches save memory?", True),
     ],
 )
 def test_a_name_the_answering_paper_never_mentions_is_noticed(composer, question, unmentioned):
