@@ -120,6 +120,16 @@ def test_swapped_counts_are_unsupported(scorer):
     assert not scorer.check("It is evaluated on four datasets and three models.", passage).supported
 
 
+def test_figures_moved_about_are_not_swapped_but_reversed_ones_are(scorer):
+    passage = "On three datasets and four LLMs, the method raises the AUC from 0.7 to 0.9."
+    moved = "The method raises the AUC from 0.7 to 0.9 on three datasets and four LLMs."
+    assert scorer.check(moved, passage).supported
+    reversed_ = scorer.check(
+        "On three datasets and four LLMs, the AUC goes from 0.9 to 0.7.", passage
+    )
+    assert not reversed_.supported and "swapped" in reversed_.reason
+
+
 def test_a_synthesis_of_two_sentences_is_aligned_to_both(scorer):
     sentences = [
         "FlowNet-S reduces the end-point error by 12.5% on Sintel.",

@@ -115,7 +115,7 @@ _NUMBER = re.compile(r"(?:(?<=\w)\+|(?<![A-Za-z.]))\d+(?:,\d{3})*(?:\.\d+)?")
 # A quantity stands alone ("65.5%", "3x", "98 datasets", "three tasks"), unlike the digits
 # of "CIFAR-10".
 _QUANTITY = re.compile(
-    r"(?<![\w.\-])\d+(?:,\d{3})*(?:\.\d+)?(?=\s*(?:%|x\b|×)|[^\w.\-]|$)"
+    r"(?<![\w.\-])\d+(?:,\d{3})*(?:\.\d+)?(?=\s*(?:%|x\b|×)|[^\w.\-]|\.(?!\w)|$)"
     r"|\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty)\b",
     re.IGNORECASE,
 )
@@ -462,10 +462,11 @@ def _number_problem(claim: _Text, passage: _Text) -> str | None:
         if not places:
             continue
         later = [i for i in places if i > position]
-        # said only before the quantity the claim puts ahead of it
-        if not later and quantity != previous:
+        # said only right before the quantity the claim puts ahead of it ("from 0.9 to 0.7"
+        # for "from 0.7 to 0.9"); a paraphrase may move other figures about
+        if not later and quantity != previous and position - 1 in places:
             return f"numbers {quantity} and {previous} swapped"
-        position, previous = (later or [position])[0], quantity
+        position, previous = (later or places)[0], quantity
     return None
 
 
