@@ -149,6 +149,21 @@ def test_a_surname_several_authors_share_still_means_the_joint_paper():
     assert result.paper_ids == frozenset({"galore"})
 
 
+def test_a_whole_author_list_means_the_joint_paper_with_no_other_author():
+    shorter = Paper(
+        paper_id="shorter",
+        title="A Later Study",
+        authors=["Jiawei Zhao", "Anima Anandkumar", "Yuandong Tian"],
+        venue="NeurIPS 2024",
+        abstract="We study memory.",
+    )
+    catalog = Catalog([*PAPERS, shorter])
+    whole = "What does the paper by Jiawei Zhao, Anima Anandkumar and Yuandong Tian propose?"
+    assert analyse(whole, whole, catalog).paper_ids == frozenset({"shorter"})
+    two = "What do Zhao and Anandkumar propose?"
+    assert analyse(two, two, catalog).paper_ids == frozenset({"galore", "shorter"})
+
+
 def test_venue_and_year_restrict_the_papers():
     result = understood("Which NeurIPS 2024 papers study linear networks?")
     assert result.venue == "NeurIPS" and result.year == "2024"

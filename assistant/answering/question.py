@@ -510,6 +510,10 @@ def analyse(question: str, standalone: str, catalog: Catalog) -> Question:
     )
 
 
+# This many authors named together read as a paper's whole author list.
+_FULL_AUTHOR_LIST = 3
+
+
 def _restriction(
     catalog: Catalog, authors: list[AuthorMatch], venue: str | None, year: str | None
 ) -> tuple[set[str] | None, list[str]]:
@@ -525,6 +529,11 @@ def _restriction(
             by_mention[match.matched] |= match.papers
         sets = list(by_mention.values())
         joint = set.intersection(*sets)
+        # "the paper by A, B, C and D": when three or more are named, a joint paper that has
+        # no other author is the one meant (they may share a longer-authored one)
+        whole = {p for p in joint if len(catalog.papers[p].authors) == len(sets)}
+        if len(sets) >= _FULL_AUTHOR_LIST and len(whole) == 1:
+            joint = whole
         allowed = joint or set.union(*sets)
     for label, value in (("venue", venue), ("year", year)):
         if value is None:
