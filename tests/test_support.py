@@ -130,6 +130,14 @@ def test_figures_moved_about_are_not_swapped_but_reversed_ones_are(scorer):
     assert not reversed_.supported and "swapped" in reversed_.reason
 
 
+def test_a_name_written_otherwise_than_in_the_passage_is_mentioned(scorer):
+    passage = "We benchmark the classification of enzymes by their EC number with sign SGD."
+    assert scorer.check("It benchmarks EC-number classification of enzymes.", passage).supported
+    assert scorer.check("It benchmarks enzyme classification with sign-SGD.", passage).supported
+    verdict = scorer.check("It benchmarks EC-number classification with Adam.", passage)
+    assert not verdict.supported and "Adam" in verdict.reason
+
+
 def test_a_synthesis_of_two_sentences_is_aligned_to_both(scorer):
     sentences = [
         "FlowNet-S reduces the end-point error by 12.5% on Sintel.",

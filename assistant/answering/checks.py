@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import NamedTuple
 
-from ..lexicon import NEGATIONS, NUMBER_WORDS, STOPWORDS, stem, word_set
+from ..lexicon import NEGATIONS, NUMBER_WORDS, STOPWORDS, Mentions, stem, word_set
 
 # Pairs of word groups of opposite meaning; an empty second group just joins synonyms.
 _OPPOSITES = (
@@ -162,6 +162,7 @@ class _Text:
     lead: str
     compounds: frozenset[tuple[str, str]]
     formulas: frozenset[str]
+    cleaned: str
 
     @property
     def negates(self) -> bool:
@@ -383,6 +384,7 @@ def analyse(text: str) -> _Text:
         lead=tokens[0].lower() if tokens else "",
         compounds=_compounds(tokens),
         formulas=_formulas(text),
+        cleaned=cleaned,
     )
 
 
@@ -514,6 +516,11 @@ def _unsoftened(terms: tuple[_Term, ...]) -> list[int]:
     return [at for at in range(len(terms)) if not (at and terms[at - 1].word in _SOFTENERS)]
 
 
+@lru_cache(maxsize=1024)
+def _mentions(cleaned: str) -> Mentions:
+    return Mentions(cleaned)
+
+
 def _name_problem(claim: _Text, passage: _Text) -> str | None:
     for position, name in claim.names:
         key = _key(name)
@@ -522,6 +529,8 @@ def _name_problem(claim: _Text, passage: _Text) -> str | None:
             continue
         parts = [part for part in name.split("-") if part.isdigit() or _is_name(part, "x")]
         if "-" in name and parts and all(_key(part) in passage.keys for part in parts):
+            continue
+        if _mentions(passage.cleaned).of(name):
             continue
         # "GaLore cuts memory" cites "our approach reduces memory": the subject is the paper's
         # own ("Using Adam, ..." names no subject).
