@@ -92,6 +92,8 @@ def test_a_comparison_of_a_named_paper_and_one_described(question):
 
 def test_both_of_two_things_one_paper_does_is_no_comparison():
     assert intent_of("Does GaLore reduce both memory and compute?", named=1) == "yes_no"
+    within = "Wu and Papyan compare two losses. Which of the two can mimic the other?"
+    assert intent_of(within, named=1) != "comparison"
 
 
 def test_an_author_names_one_side_of_a_comparison_without_restricting_the_other():

@@ -75,11 +75,13 @@ _COMPARISON = re.compile(
     re.IGNORECASE,
 )
 # Two papers spoken of where only one may be recognised by name: "the Linguistic Collapse
-# study and the linear-regression scaling-law paper", "one solves ..., the other ...".
+# study and the linear-regression scaling-law paper", "one solves ..., the other ..."; not
+# "which of the two models can mimic the other", two things one paper compares.
 _PAPER_NOUN = r"\b(?:paper|study|work|method|approach|article|analysis)\b"
 _TWO_PAPERS = re.compile(
-    rf"{_PAPER_NOUN}[^.?]{{0,100}}\band\b[^.?]{{0,100}}{_PAPER_NOUN}|\bthe other\b|"
-    r"\b(?:two|both) (?:papers|studies|works|methods|approaches|articles)\b",
+    rf"{_PAPER_NOUN}[^.?]{{0,100}}\band\b[^.?]{{0,100}}{_PAPER_NOUN}"
+    r"|\bthe other (?:paper|study|work|one)\b|\bone\b[^.?]{0,100},\s*the other\b"
+    r"|\b(?:two|both) (?:papers|studies|works|methods|approaches|articles)\b",
     re.IGNORECASE,
 )
 _YES_NO = re.compile(rf"^\s*(?:{_AUXILIARY}|isn't|aren't|doesn't|don't)\b", re.IGNORECASE)
