@@ -183,13 +183,14 @@ class Mentions:
 
     def of(self, name: str) -> bool:
         """Whether the text mentions `name`, a word as the question writes it."""
-        if stem(normal(name)) in self.stems or _squash(normal(name)) in self.squashed:
+        plain = normal(name)
+        if stem(plain) in self.stems or _squash(plain) in self.squashed:
             return True
         head, _, suffix = name.rpartition("-")
         if head and suffix.lower() in _MODIFIER_SUFFIXES:
             return self.of(head)
-        if normal(name).isalpha() and normal(name).upper() == name.rstrip("s"):
-            return 2 <= len(normal(name)) <= 5 and normal(name) in self.initials
+        if plain.isalpha() and plain.upper() == name.rstrip("s"):  # an acronym: LLM, GPs
+            return 2 <= len(plain) <= 5 and plain in self.initials
         parts = [part for part in name.lower().split("-") if part not in STOPWORDS]
         return len(parts) > 1 and all(
             part.isalpha() and len(part) > 1 and stem(part) in self.stems for part in parts
