@@ -433,3 +433,34 @@ def test_an_asymptotic_formula_must_be_the_abstracts_own(scorer, formula, suppor
 def test_a_root_may_be_spelled_out_or_written_in_latex():
     assert not problems("It computes the inverse fourth root.", "We compute the inverse 4-th root.")
     assert not problems("It grows with the square root of T.", r"It grows as $\sqrt{T}$.")
+
+
+@pytest.mark.parametrize(
+    ("claim", "supported"),
+    [
+        (
+            "Bengs et al. found that the epistemic uncertainties EDL methods learn are "
+            "unreliable, since they do not vanish even with infinite data.",
+            True,
+        ),
+        (
+            "Bengs et al. found that the epistemic uncertainties EDL methods learn are "
+            "unreliable, since they vanish even with infinite data.",
+            False,
+        ),
+    ],
+)
+def test_a_non_prefix_negates_the_word_it_is_hyphened_to(scorer, claim, supported):
+    # the abstract: "... unreliable, e.g., in that they are non-vanishing even with infinite data"
+    abstract = seed_sentences("Evidential Deep Learning a Mirage")
+    assert scorer.assess(claim, abstract).supported is supported
+
+
+def test_instead_of_sets_aside_its_whole_phrase(scorer):
+    # the abstract: "Instead of updating projection matrix with eigenvectors, Online Subspace
+    # Descent updates projection matrix with online PCA."
+    claim = (
+        "Online Subspace Descent updates the projection matrix with online PCA instead of "
+        "eigenvectors from SVD, adding only minimal overhead to training."
+    )
+    assert scorer.assess(claim, seed_sentences("Online Subspace Descent")).supported
