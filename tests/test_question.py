@@ -90,6 +90,23 @@ def test_a_comparison_of_a_named_paper_and_one_described(question):
     assert understood(question).intent == "comparison"
 
 
+def test_a_described_paper_that_both_does_something_with_a_named_one_is_compared():
+    question = (
+        "The improved bounds for diffusion model training and the k-sparse parity paper "
+        "both ask how much data a network needs. What does each one bound?"
+    )
+    assert intent_of(question, named=1) == "comparison"
+
+
+def test_two_long_titles_each_asked_about_are_compared():
+    question = (
+        "How do 'Least Squares Regression Can Exhibit Under-Parameterized Double Descent' "
+        "and 'Balanced Data, Imbalanced Spectra' each tie a generalization phenomenon to "
+        "spectral properties of the data?"
+    )
+    assert intent_of(question, named=2) == "comparison"
+
+
 def test_both_of_two_things_one_paper_does_is_no_comparison():
     assert intent_of("Does GaLore reduce both memory and compute?", named=1) == "yes_no"
     within = "Wu and Papyan compare two losses. Which of the two can mimic the other?"

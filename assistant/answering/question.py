@@ -70,16 +70,18 @@ _LIST = re.compile(
 )
 _COMPARISON = re.compile(
     r"\b(?:compare|compared|comparison|contrast|differ|differs|difference|differences|versus|"
-    r"vs\.?)\b|\bboth\b|\beach\b.{0,40}\b(?:and|vs)\b|\b(?:how|what) do .{2,60} and .{2,60}"
+    r"vs\.?)\b|\bboth\b|\beach\b.{0,40}\b(?:and|vs)\b|\b(?:how|what) do .{2,150} and .{2,150}"
     r" each\b",
     re.IGNORECASE,
 )
 # Two papers spoken of where only one may be recognised by name: "the Linguistic Collapse
-# study and the linear-regression scaling-law paper", "one solves ..., the other ..."; not
-# "which of the two models can mimic the other", two things one paper compares.
+# study and the linear-regression scaling-law paper", "the diffusion bounds and the parity
+# paper both ...", "one solves ..., the other ..."; not "which of the two models can mimic
+# the other", two things one paper compares.
 _PAPER_NOUN = r"\b(?:paper|study|work|method|approach|article|analysis)\b"
 _TWO_PAPERS = re.compile(
     rf"{_PAPER_NOUN}[^.?]{{0,100}}\band\b[^.?]{{0,100}}{_PAPER_NOUN}"
+    rf"|\band\b[^.?]{{0,100}}{_PAPER_NOUN}\s+(?:both|each)\b"
     r"|\bthe other (?:paper|study|work|one)\b|\bone\b[^.?]{0,100},\s*the other\b"
     r"|\b(?:two|both) (?:papers|studies|works|methods|approaches|articles)\b",
     re.IGNORECASE,
