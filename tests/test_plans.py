@@ -13,7 +13,7 @@ from assistant.answering.plans import candidates as candidates_module
 from assistant.answering.plans.listing import framing, paper_signals
 from assistant.answering.plans.refusal import names_unmentioned
 from assistant.answering.question import Catalog, analyse
-from assistant.answering.relevance import RelevanceScorer
+from assistant.answering.relevance import Focus, RelevanceScorer
 from assistant.embeddings import OnnxMiniLMEmbedder
 from assistant.settings import AnswerSettings
 from assistant.text import sentence_spans
@@ -485,3 +485,13 @@ def test_a_sentence_answering_two_parts_of_a_summary_question_is_quoted_once(com
     )
     texts = [claim.text for claim in compose(composer, question)[1]]
     assert texts.count("Prior methods store every edge.") == 1
+
+
+def test_what_a_question_sets_aside_with_instead_of_is_not_what_it_asks():
+    question = (
+        "What mechanism lets the rank of the adaptation matrix differ from layer to layer "
+        "instead of being fixed by a bottleneck dimensionality?"
+    )
+    focus = Focus.of(analyse(question, question, Catalog(PAPERS)))
+    assert {"mechan", "rank", "layer"} <= focus.terms
+    assert not {"fix", "bottleneck", "dimension"} & focus.terms
