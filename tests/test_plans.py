@@ -278,6 +278,12 @@ def test_number_question_on_the_index_answers_with_the_figure(assistant: Assista
             "to about 4 bits. What does each one quantize, and what does each report?",
             ["weights and gradients", "eigenvector matrix", "4.08"],
         ),
+        # a fourth sentence for the second thing asked
+        (
+            "For structured density estimation under Markov conditions, what goes wrong "
+            "without the Markov assumption, and which graphs does the result apply to?",
+            ["curse of dimensionality", "applies to arbitrary graphs", "graph resilience"],
+        ),
     ],
 )
 def test_a_question_asking_several_things_gets_the_sentence_for_each(
