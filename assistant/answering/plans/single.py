@@ -27,7 +27,7 @@ OTHER_PAPER_SHARE = 0.95
 # key-fact recall summed to 516.7 with 0.6 and 519.5 with 0.4 (five better, none worse).
 SAME_PAPER_SHARE_ASKED_SEVERAL = 0.4
 # The most sentences an answer quotes, one more for each further thing the question asks
-# ("what goes wrong without it, and which graphs does it cover?"): on the 924 answerable
+# ("what goes wrong without it, and which graphs does it cover?"): on the 909 answerable
 # tuning questions (eval/questions*.jsonl but _test19), key-fact recall summed to 722.2 with
 # three for every question, 731.0 with four for any that asks several things and 731.9
 # with one more per further thing (128 and 134 more sentences; median still 3).
