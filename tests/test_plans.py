@@ -278,6 +278,12 @@ def test_number_question_on_the_index_answers_with_the_figure(assistant: Assista
             "to about 4 bits. What does each one quantize, and what does each report?",
             ["weights and gradients", "eigenvector matrix", "4.08"],
         ),
+        # how a method works, asked in two parts: a sentence more than one part would get
+        (
+            "How does MSCP organise its planning, and how does it deal with the shift between "
+            "offline and online data?",
+            ["two planners", "longer-term goals", "pessimistic regularization"],
+        ),
         # a fourth sentence for the second thing asked
         (
             "For structured density estimation under Markov conditions, what goes wrong "
