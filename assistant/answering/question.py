@@ -389,6 +389,11 @@ class Question:
     def is_multi_paper(self) -> bool:
         return self.intent in ("list", "comparison")
 
+    @property
+    def further_parts(self) -> int:
+        """How many things the question asks beyond the first (`parts`)."""
+        return max(len(self.parts) - 1, 0)
+
     def to_json(self) -> dict:
         """What was understood, for `ask --json` and the UI."""
         return {

@@ -20,7 +20,7 @@ def plan(question: Question, candidates: Candidates) -> list[Claim]:
     own = candidates.of(best.sentence.paper_id)
     stating = [c for c in own if c.contributes]
     anchor = stating[0] if stating and stating[0].fit >= 0.5 * best.fit else best
-    most = MOST + max(len(question.parts) - 1, 0)
+    most = MOST + question.further_parts
     chosen = [c for c in own if c.sentence.index >= anchor.sentence.index][:most]
     needed = list(
         {id(c): c for c in [best, *candidates.answering_parts(best.sentence.paper_id)]}.values()

@@ -42,8 +42,9 @@ def plan(question: Question, candidates: Candidates) -> list[Claim]:
     for answering in candidates.answering_parts(first.sentence.paper_id):
         if not any(c is answering for c in chosen):
             chosen.append(answering)
+    most = MOST + question.further_parts
     for candidate in ranked[1:]:
-        if len(chosen) >= MOST + max(len(question.parts) - 1, 0):
+        if len(chosen) >= most:
             break
         if any(c is candidate for c in chosen):
             continue
