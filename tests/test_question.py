@@ -73,6 +73,12 @@ def test_intent_from_the_wording(question, intent):
     assert understood(question).intent == intent
 
 
+def test_asked_what_the_experiments_show_is_no_summary():
+    question = "What do the experiments in the GaLore paper show?"
+    assert intent_of("What did the GaLore authors show?", named=1, identified=True) == "summary"
+    assert intent_of(question, named=1, identified=True) != "summary"
+
+
 def test_a_comparison_needs_two_named_papers():
     question = "How do GaLore and Linguistic Collapse differ in what they study?"
     assert understood(question).intent == "comparison"

@@ -55,10 +55,13 @@ _BACKGROUND = re.compile(
     r"limitations? of)",
     re.IGNORECASE,
 )
-# "What did X show?" asks for a summary only when X names a paper or its authors.
+# "What did X show?" asks for a summary only when X names a paper or its authors; "what do
+# the experiments show?" asks for one finding.
 _WHAT_DID = re.compile(
-    r"\bwhat (?:did|does|do) (?:(?!\beach\b).){2,80} (?:show|(?<!\bto )do|propose|prove|find|"
-    r"contribute|study|present|argue|conclude|introduce|establish|investigate|develop)\b",
+    r"\bwhat (?:did|does|do) (?!(?:the |these |its |their )?(?:experiments?|results?|"
+    r"findings?|figures?|data|numbers?)\b)(?:(?!\beach\b).){2,80} "
+    r"(?:show|(?<!\bto )do|propose|prove|find|contribute|study|present|argue|conclude|"
+    r"introduce|establish|investigate|develop)\b",
     re.IGNORECASE,
 )
 _LIST = re.compile(
