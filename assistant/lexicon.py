@@ -65,7 +65,8 @@ FRAME_WORDS = word_set(
     findings experiment experiments empirically experimentally theoretically main key
     particular various several typically usually often generally mainly largely mostly
     instance example such like unlike allow allows enable enables help helps still yet
-    already simply merely indeed actually really fact thereby namely respectively across"""
+    already simply merely indeed actually really fact thereby namely respectively across
+    et al whose quite"""
 )
 NEGATIONS = word_set(
     """not no never cannot can't don't doesn't isn't aren't won't wasn't weren't didn't

@@ -464,3 +464,10 @@ def test_instead_of_sets_aside_its_whole_phrase(scorer):
         "eigenvectors from SVD, adding only minimal overhead to training."
     )
     assert scorer.assess(claim, seed_sentences("Online Subspace Descent")).supported
+
+
+def test_et_al_after_an_authors_name_is_no_new_word(scorer):
+    claim = "Smith et al. note that FlowNet-S runs three times faster."
+    sentences = [PASSAGE[start:end] for start, end in sentence_spans(PASSAGE)]
+    verdict = scorer.assess(claim, sentences, known="John Smith")
+    assert verdict.supported, verdict.reason
