@@ -162,6 +162,9 @@ _MODIFIER_SUFFIXES = word_set("style like based inspired enhanced free generated
 _LEADING_FIGURE = re.compile(r"^\d+(?:\.\d+)?")
 
 
+_DIGITS_OR_END = frozenset("0123456789") | {""}
+
+
 def _squash(word: str) -> str:
     return re.sub(r"[^a-z0-9]", "", word.lower())
 
@@ -211,6 +214,27 @@ def names(text: str, min_letters: int = 1) -> set[str]:
 def name_stems(text: str, min_letters: int = 1) -> set[str]:
     """Stems of `names`."""
     return {stem(normal(word)) for word in names(text, min_letters)}
+
+
+def name_spellings(text: str) -> dict[str, str]:
+    """The names of `text` (`names`), squashed ('tinyimagenet'), with their stems."""
+    return {_squash(word): stem(normal(word)) for word in names(text)}
+
+
+def names_spelled_in(spellings: dict[str, str], text: str) -> set[str]:
+    """The stems of the names in `spellings` that `text` writes otherwise or in a numbered
+    version: 'Tiny-ImageNet' as 'TinyImagenet', 'CIFAR' in 'CIFAR10/100', 'LLaMA' in
+    'LLaMA-7B' (not 'ViT' in 'vital')."""
+    written = {_squash(word) for word in tokens(text)}
+    return {
+        name_stem
+        for squashed, name_stem in spellings.items()
+        if len(squashed) >= 3
+        and any(
+            w.startswith(squashed) and w[len(squashed) : len(squashed) + 1] in _DIGITS_OR_END
+            for w in written
+        )
+    }
 
 
 def has_quantity(text: str) -> bool:

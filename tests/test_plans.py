@@ -15,6 +15,7 @@ from assistant.answering.plans.refusal import names_unmentioned
 from assistant.answering.question import Catalog, analyse
 from assistant.answering.relevance import Focus, RelevanceScorer
 from assistant.embeddings import OnnxMiniLMEmbedder
+from assistant.lexicon import name_spellings, names_spelled_in
 from assistant.settings import AnswerSettings
 from assistant.text import sentence_spans
 
@@ -507,3 +508,29 @@ def test_what_a_question_sets_aside_with_instead_of_is_not_what_it_asks():
     focus = Focus.of(analyse(question, question, Catalog(PAPERS)))
     assert {"mechan", "rank", "layer"} <= focus.terms
     assert not {"fix", "bottleneck", "dimension"} & focus.terms
+
+
+def test_a_list_of_papers_using_a_dataset_finds_it_under_another_spelling_or_version(composer):
+    papers = [
+        paper("ten", "Robust Sketches", "We propose RobustNet. We evaluate it on CIFAR-10."),
+        paper("hundred", "Noisy Labels", "We propose NoisyNet. It leads on CIFAR100 and SVHN."),
+        paper("tiny", "Small Images", "We propose TinyNet. It is tested on TinyImagenet."),
+        *PAPERS,
+    ]
+    _, claims = compose(composer, "Which papers run experiments on CIFAR?", papers)
+    assert {claim.papers[0] for claim in claims[1:]} == {"ten", "hundred"}
+    _, claims = compose(composer, "Which papers use Tiny-ImageNet?", papers)
+    assert "tiny" in {claim.papers[0] for claim in claims[1:]}
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("on CIFAR10/100 and LLaMA-7B", {"cifar", "llama"}),
+        ("with TinyImagenet", {"tiny-imagenet"}),
+        ("a vital CIFARish LLaMAs step", set()),
+    ],
+)
+def test_a_name_is_found_written_otherwise_or_numbered(text, found):
+    spellings = name_spellings("Which papers use CIFAR, LLaMA or Tiny-ImageNet?")
+    assert names_spelled_in(spellings, text) == found

@@ -14,7 +14,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..embeddings import Embedder
-from ..lexicon import QUESTION_WORDS, content_stems, looks_like_name, name_stems, quantities
+from ..lexicon import (
+    QUESTION_WORDS,
+    content_stems,
+    looks_like_name,
+    name_spellings,
+    name_stems,
+    names_spelled_in,
+    quantities,
+)
 from .question import Question
 from .support import clauses
 
@@ -119,13 +127,21 @@ def _rarity(wanted: Iterable[str], found: list[set[str]]) -> dict[str, float]:
     return {word: math.log((len(found) + 1) / (counts[word] + 0.5)) for word in wanted}
 
 
-def _paper_words(contexts: list[str], passages: list[str]) -> dict[str, set[str]]:
+def _paper_words(
+    contexts: list[str], passages: list[str], spellings: dict[str, str]
+) -> dict[str, set[str]]:
     """The words of each paper (told apart by its context) in all its passages: a name
     that identifies the paper need not be repeated in every sentence."""
     found: dict[str, set[str]] = {}
     for context, passage in zip(contexts, passages, strict=True):
-        found.setdefault(context, content_stems(context)).update(content_stems(passage))
+        words = found.setdefault(context, _words(context, spellings))
+        words.update(_words(passage, spellings))
     return found
+
+
+def _words(text: str, spellings: dict[str, str]) -> set[str]:
+    """The content words of `text`, with the question's names it writes otherwise."""
+    return content_stems(text) | names_spelled_in(spellings, text)
 
 
 class RelevanceScorer:
@@ -155,10 +171,12 @@ class RelevanceScorer:
             return np.zeros(0, dtype=np.float32)
         contexts = contexts or [""] * len(sentences)
         passages = passages or sentences
-        paper = _paper_words(contexts, passages)
+        spellings = name_spellings(question.search_text)
+        paper = _paper_words(contexts, passages, spellings)
         focus = Focus.of(question).known_to(set().union(*paper.values()))
         found = [
-            content_stems(s) | content_stems(c) for s, c in zip(sentences, contexts, strict=True)
+            _words(s, spellings) | _words(c, spellings)
+            for s, c in zip(sentences, contexts, strict=True)
         ]
         weight = _rarity(focus.terms | focus.names, found)
         paper_coverage = np.array([focus.coverage(paper[c], weight) for c in contexts])

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ...lexicon import QUESTION_WORDS, content_stems
+from ...lexicon import QUESTION_WORDS, content_stems, name_spellings, names_spelled_in
 from ..claims import Claim
 from ..passages import PaperText
 from ..question import Question
@@ -100,7 +100,12 @@ def _topic_coverage(question: Question, candidates: Candidates) -> dict[str, flo
     """The rarity-weighted share of the question's topic words in each paper's title and
     abstract, over the topic words some retrieved paper has."""
     topic = content_stems(question.asked, QUESTION_WORDS)
-    found = {p.paper_id: content_stems(p.paper.title_and_abstract) for p in candidates.papers}
+    spellings = name_spellings(question.asked)
+    found = {
+        p.paper_id: content_stems(p.paper.title_and_abstract)
+        | names_spelled_in(spellings, p.paper.title_and_abstract)
+        for p in candidates.papers
+    }
     count = len(found)
     frequency = {word: sum(word in words for words in found.values()) for word in topic}
     # A word no retrieved paper has cannot tell them apart (whether anything answers at
