@@ -237,6 +237,11 @@ def names_spelled_in(spellings: dict[str, str], text: str) -> set[str]:
     }
 
 
+def content_stems_with_names(text: str, spellings: dict[str, str]) -> set[str]:
+    """`content_stems` of `text`, with the names of `spellings` it writes otherwise."""
+    return content_stems(text) | names_spelled_in(spellings, text)
+
+
 def has_quantity(text: str) -> bool:
     """Whether `text` states a quantity (a figure or a number word, not a digit in a name)."""
     return bool(_QUANTITY.search(text))

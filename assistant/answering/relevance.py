@@ -17,10 +17,10 @@ from ..embeddings import Embedder
 from ..lexicon import (
     QUESTION_WORDS,
     content_stems,
+    content_stems_with_names,
     looks_like_name,
     name_spellings,
     name_stems,
-    names_spelled_in,
     quantities,
 )
 from .question import Question
@@ -134,14 +134,9 @@ def _paper_words(
     that identifies the paper need not be repeated in every sentence."""
     found: dict[str, set[str]] = {}
     for context, passage in zip(contexts, passages, strict=True):
-        words = found.setdefault(context, _words(context, spellings))
-        words.update(_words(passage, spellings))
+        words = found.setdefault(context, content_stems_with_names(context, spellings))
+        words.update(content_stems_with_names(passage, spellings))
     return found
-
-
-def _words(text: str, spellings: dict[str, str]) -> set[str]:
-    """The content words of `text`, with the question's names it writes otherwise."""
-    return content_stems(text) | names_spelled_in(spellings, text)
 
 
 class RelevanceScorer:
@@ -175,7 +170,7 @@ class RelevanceScorer:
         paper = _paper_words(contexts, passages, spellings)
         focus = Focus.of(question).known_to(set().union(*paper.values()))
         found = [
-            _words(s, spellings) | _words(c, spellings)
+            content_stems_with_names(s, spellings) | content_stems_with_names(c, spellings)
             for s, c in zip(sentences, contexts, strict=True)
         ]
         weight = _rarity(focus.terms | focus.names, found)

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ...lexicon import QUESTION_WORDS, content_stems, name_spellings, names_spelled_in
+from ...lexicon import QUESTION_WORDS, content_stems, content_stems_with_names, name_spellings
 from ..claims import Claim
 from ..passages import PaperText
 from ..question import Question
@@ -102,8 +102,7 @@ def _topic_coverage(question: Question, candidates: Candidates) -> dict[str, flo
     topic = content_stems(question.asked, QUESTION_WORDS)
     spellings = name_spellings(question.asked)
     found = {
-        p.paper_id: content_stems(p.paper.title_and_abstract)
-        | names_spelled_in(spellings, p.paper.title_and_abstract)
+        p.paper_id: content_stems_with_names(p.paper.title_and_abstract, spellings)
         for p in candidates.papers
     }
     count = len(found)
