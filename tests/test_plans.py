@@ -532,5 +532,5 @@ def test_a_list_of_papers_using_a_dataset_finds_it_under_another_spelling_or_ver
     ],
 )
 def test_a_name_is_found_written_otherwise_or_numbered(text, found):
-    spellings = name_spellings("Which papers use CIFAR, LLaMA or Tiny-ImageNet?")
+    spellings = name_spellings("Which papers use CIFAR, LLaMA, ViT or Tiny-ImageNet?")
     assert names_spelled_in(spellings, text) == found
