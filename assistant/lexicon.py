@@ -160,8 +160,7 @@ def looks_like_name(word: str) -> bool:
 # "LoRA-style", "ELBO-based": the name before the hyphen is what such a word names.
 _MODIFIER_SUFFIXES = word_set("style like based inspired enhanced free generated driven aware type")
 _LEADING_FIGURE = re.compile(r"^\d+(?:\.\d+)?")
-
-
+# What may follow a name in another spelling of it: a version number, or nothing.
 _DIGITS_OR_END = frozenset("0123456789") | {""}
 
 
@@ -217,20 +216,24 @@ def name_stems(text: str, min_letters: int = 1) -> set[str]:
 
 
 def name_spellings(text: str) -> dict[str, str]:
-    """The names of `text` (`names`), squashed ('tinyimagenet'), with their stems."""
-    return {_squash(word): stem(normal(word)) for word in names(text)}
+    """The names of `text` (`names`) of three characters or more, squashed
+    ('tinyimagenet'), with their stems."""
+    return {
+        squashed: stem(normal(word)) for word in names(text) if len(squashed := _squash(word)) >= 3
+    }
 
 
 def names_spelled_in(spellings: dict[str, str], text: str) -> set[str]:
     """The stems of the names in `spellings` that `text` writes otherwise or in a numbered
     version: 'Tiny-ImageNet' as 'TinyImagenet', 'CIFAR' in 'CIFAR10/100', 'LLaMA' in
     'LLaMA-7B' (not 'ViT' in 'vital')."""
+    if not spellings:
+        return set()
     written = {_squash(word) for word in tokens(text)}
     return {
         name_stem
         for squashed, name_stem in spellings.items()
-        if len(squashed) >= 3
-        and any(
+        if any(
             w.startswith(squashed) and w[len(squashed) : len(squashed) + 1] in _DIGITS_OR_END
             for w in written
         )

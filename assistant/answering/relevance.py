@@ -128,14 +128,16 @@ def _rarity(wanted: Iterable[str], found: list[set[str]]) -> dict[str, float]:
 
 
 def _paper_words(
-    contexts: list[str], passages: list[str], spellings: dict[str, str]
+    contexts: list[str],
+    passages: list[str],
+    context_words: dict[str, set[str]],
+    spellings: dict[str, str],
 ) -> dict[str, set[str]]:
     """The words of each paper (told apart by its context) in all its passages: a name
     that identifies the paper need not be repeated in every sentence."""
-    found: dict[str, set[str]] = {}
-    for context, passage in zip(contexts, passages, strict=True):
-        words = found.setdefault(context, content_stems_with_names(context, spellings))
-        words.update(content_stems_with_names(passage, spellings))
+    found = {context: set(words) for context, words in context_words.items()}
+    for context, passage in dict.fromkeys(zip(contexts, passages, strict=True)):
+        found[context] |= content_stems_with_names(passage, spellings)
     return found
 
 
@@ -167,10 +169,11 @@ class RelevanceScorer:
         contexts = contexts or [""] * len(sentences)
         passages = passages or sentences
         spellings = name_spellings(question.search_text)
-        paper = _paper_words(contexts, passages, spellings)
+        context_words = {c: content_stems_with_names(c, spellings) for c in set(contexts)}
+        paper = _paper_words(contexts, passages, context_words, spellings)
         focus = Focus.of(question).known_to(set().union(*paper.values()))
         found = [
-            content_stems_with_names(s, spellings) | content_stems_with_names(c, spellings)
+            content_stems_with_names(s, spellings) | context_words[c]
             for s, c in zip(sentences, contexts, strict=True)
         ]
         weight = _rarity(focus.terms | focus.names, found)
