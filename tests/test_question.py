@@ -73,6 +73,71 @@ def test_intent_from_the_wording(question, intent):
     assert understood(question).intent == intent
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What's the short version of 'Sharpness of Deep Linear Networks'?",
+        "Give me the key points of the GaLore paper: the problem, the method and the result.",
+        "I'm presenting GaLore at a reading group. Can you summarize it: problem and gains?",
+        "Please give me a concise summary of GaLore, covering the problem and the results.",
+        "Could you give me a rundown of GaLore: the problem, its trick, and how it performs?",
+        "Walk me through 'Sharpness of Deep Linear Networks': the problem and the results.",
+        "In a few sentences, what does GaLore do? I'd like the setting and the outcome.",
+        "What is 'GaLore: Memory-Efficient LLM Training by Gradient Low-Rank Projection' "
+        "about, and what does it achieve?",
+    ],
+)
+def test_a_summary_asked_for_in_other_words(question):
+    assert understood(question).intent == "summary"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Walk me through how GaLore projects its gradients.",
+        # a follow-up, after rewriting, still carries the earlier question
+        "What is the GaLore paper about? How much memory does it save?",
+    ],
+)
+def test_a_question_near_the_summary_wordings_is_no_summary(question):
+    assert understood(question).intent != "summary"
+
+
+def test_a_quoted_title_is_the_paper_summarised_not_titles_sharing_its_phrases():
+    other = Paper(
+        paper_id="shampoo",
+        title="4-bit Shampoo for Memory-Efficient Network Training",
+        authors=["Sike Wang"],
+        venue="NeurIPS 2024",
+        abstract="We propose 4-bit Shampoo.",
+    )
+    catalog = Catalog([*PAPERS, other])
+    question = (
+        "Could you give me a rundown of '4-bit Shampoo for Memory-Efficient Network "
+        "Training': the memory problem it addresses and how it performs?"
+    )
+    assert analyse(question, question, catalog).named_papers == {"shampoo"}
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which papers study neural collapse? What setting does each one use?",
+        "Are there papers that study memory? What does each save?",
+    ],
+)
+def test_a_list_asked_for_before_the_last_sentence(question):
+    assert understood(question).intent == "list"
+
+
+def test_which_methods_is_a_list_unless_the_question_names_its_paper():
+    assert understood("Which methods reduce optimizer memory?").intent == "list"
+    named = "Against which kinds of approaches does GaLore compare, and how often does it win?"
+    assert understood(named).intent != "list"
+    by_authors = "Which baseline methods do Marion and Chizat beat?"
+    assert understood(by_authors).intent != "list"
+
+
 def test_asked_what_the_experiments_show_is_no_summary():
     question = "What do the experiments in the GaLore paper show?"
     assert intent_of("What did the GaLore authors show?", named=1, identified=True) == "summary"
@@ -111,6 +176,27 @@ def test_two_long_titles_each_asked_about_are_compared():
         "spectral properties of the data?"
     )
     assert intent_of(question, named=2) == "comparison"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "GaLore and 'Linguistic Collapse' each train language models. How does each do it?",
+        "Memory appears on opposite sides in GaLore and Linguistic Collapse: one saves it, "
+        "the other spends it. How does each treat the memory of the training data sets, and "
+        "what results does each report?",
+    ],
+)
+def test_each_of_two_named_papers_asked_about_is_a_comparison(question):
+    assert intent_of(question, named=2, identified=True) == "comparison"
+
+
+def test_each_of_two_things_in_one_paper_is_no_comparison():
+    question = (
+        "Balestriero and LeCun project images onto two subspaces. How many points separate "
+        "them, and what share of variance does each subspace account for?"
+    )
+    assert intent_of(question, named=2, identified=True) != "comparison"
 
 
 def test_both_of_two_things_one_paper_does_is_no_comparison():

@@ -37,13 +37,16 @@ Intent = Literal["fact", "number", "method", "yes_no", "list", "summary", "compa
 _AUXILIARY = r"(?:is|are|was|were|do|does|did|can|could|would|should|will|has|have|had|might|may)"
 _NOT_AUXILIARY = rf"(?!{_AUXILIARY}\b)"
 _SUMMARY = re.compile(
-    r"^\s*(?:(?:can|could|would) you\s+)?(?:please\s+)?(?:summari[sz]e|sum up|"
-    r"(?:give (?:me )?|i'd like |i would like |i want )?(?:a|an) "
-    r"(?:(?:quick|short|brief|high-level) )?(?:summary|overview)|"
-    r"(?:a |an )?(?:summary|overview) of|tell me about|describe the (?:paper|work|study)|tl;?dr)\b"
+    r"(?:^|[.?!:]\s+)(?:(?:can|could|would) you\s+)?(?:please\s+)?(?:summari[sz]e|sum up|"
+    r"(?:give (?:me )?|i'd like |i would like |i want |i need )?(?:a|an) "
+    r"(?:(?:quick|short|brief|high-level|concise) )?(?:summary|overview|rundown)|"
+    r"(?:a |an )?(?:summary|overview|rundown) of|tell me about|describe the (?:paper|work|study)|"
+    r"walk me through (?:the (?:paper|work|study)\b|['\"\u201c])|tl;?dr)"
+    r"|\b(?:short|quick|brief) version of\b|\b(?:key|main) (?:points|ideas|takeaways) of\b"
+    r"|\bin (?:a few sentences|brief)\b"
     r"|\bwhat(?: is|'s) the (?:gist|main idea|upshot) of\b"
     r"|\bwhat (?:is|was) (?:the )?(?:paper|work|study|article)\b.*\babout\b"
-    r"|\bwhat (?:is|are) .{2,80} about\s*\??\s*$",
+    r"|\bwhat(?: is|'s| are) .{2,120} about\s*(?:,|$|\?(?![^?]*\?))",
     re.IGNORECASE,
 )
 # "What held earlier work back?", "what gap does X start from": asks about what came before
@@ -65,16 +68,26 @@ _WHAT_DID = re.compile(
     re.IGNORECASE,
 )
 _LIST = re.compile(
-    rf"\b(?:which|what)\s+(?:{_NOT_AUXILIARY}[\w-]+\s+){{0,3}}?"
-    r"(?:papers|works|studies|articles|methods|approaches|ones)\b"
+    rf"\b(?:which|what)\s+(?:{_NOT_AUXILIARY}[\w-]+\s+){{0,3}}?(?:papers|works|studies|articles)\b"
     r"|\b(?:list|any|all)\s+(?:the\s+)?(?:[\w-]+\s+)?papers\b"
-    r"|\bpapers\s+(?:in|from|of)\s+(?:this|the)\s+collection\b",
+    r"|\bpapers\s+(?:in|from|of)\s+(?:this|the)\s+collection\b"
+    r"|\bare there\s+(?:[\w-]+\s+){0,2}?(?:papers|works|studies|methods|approaches)\b",
     re.IGNORECASE,
 )
+# "Which methods ...?" asks for a list unless the question names the paper it is about
+# ("which baseline methods does it beat?", "against which approaches do they compare?").
+_LIST_OF_METHODS = re.compile(
+    rf"\b(?:which|what)\s+(?:{_NOT_AUXILIARY}[\w-]+\s+){{0,3}}?(?:methods|approaches|ones)\b",
+    re.IGNORECASE,
+)
+# "Which papers ...? What does each find?": the list is asked for before the last sentence.
+_EACH = re.compile(r"\beach\b", re.IGNORECASE)
 _COMPARISON = re.compile(
     r"\b(?:compare|compared|comparison|contrast|differ|differs|difference|differences|versus|"
-    r"vs\.?)\b|\bboth\b|\beach\b.{0,40}\b(?:and|vs)\b|\b(?:how|what) do .{2,150} and .{2,150}"
-    r" each\b",
+    r"vs\.?)\b|\bboth\b|\beach\b.{0,60}\b(?:and|vs)\b"
+    r"|\b(?:how|what) do .{2,150} and .{2,150} each\b"
+    # "X and Y each have ...", not "..., and what share does each subspace take?"
+    r"|\band\s+(?!(?:what|how|which|where|why|when|who)\b)[^.?]{2,150}\beach\b(?!\s+of\b)",
     re.IGNORECASE,
 )
 # Two papers spoken of where only one may be recognised by name: "the Linguistic Collapse
@@ -433,15 +446,23 @@ def asked_part(question: str) -> str:
     return question[spans[-1][0] : spans[-1][1]] if len(spans) > 1 else question
 
 
-def intent_of(question: str, named: int = 0, identified: bool = False) -> Intent:
+def intent_of(
+    question: str, named: int = 0, identified: bool = False, pinned: bool = False
+) -> Intent:
     """fact, number, yes_no, list, summary or comparison, from the wording, the number of
-    papers the question names (`named`) and whether it identifies papers by title, method,
-    author or venue (`identified`)."""
+    papers the question names (`named`), whether it identifies papers by title, method,
+    author or venue (`identified`), and whether by its whole title, a method's name or its
+    authors, not by a phrase other titles share too (`pinned`)."""
     asked = asked_part(question)
     compares = bool(_COMPARISON.search(question)) and (
         named >= 2 or (named == 1 and bool(_TWO_PAPERS.search(question)))
     )
-    if _LIST.search(asked) and not compares:
+
+    def asks_for_list(text: str) -> bool:
+        return bool(_LIST.search(text) or (not pinned and _LIST_OF_METHODS.search(text)))
+
+    lists = asks_for_list(asked) or (_EACH.search(asked) and asks_for_list(question))
+    if lists and not compares:
         return "list"
     if compares:
         return "comparison"
@@ -484,7 +505,8 @@ def analyse(question: str, standalone: str, catalog: Catalog) -> Question:
     allowed, notes = _restriction(catalog, authors, venue, year)
     identified = bool(named) or bool(authors)
     by_author = allowed if allowed is not None and len(allowed) <= _NAMED_BY_FEW else set()
-    intent = intent_of(standalone, len(set(named) | by_author), identified)
+    pinned = bool(by_title or by_name or authors)
+    intent = intent_of(standalone, len(set(named) | by_author), identified, pinned)
     if intent == "comparison" and len(by_title | by_author) >= 2:
         # The papers named by title or authors are what is compared; a name or a phrase
         # other papers share too ('Memory-Efficient', 'SSMs') described one of them.
@@ -493,6 +515,9 @@ def analyse(question: str, standalone: str, catalog: Catalog) -> Question:
         # Two papers named precisely are what is compared; a phrase several titles share
         # ("Marion & Chizat's deep linear regression paper") only described one of them.
         named -= by_shared_phrase - by_title - by_name - by_author
+    elif intent == "summary" and by_title:
+        # A quoted title is the paper to summarise; titles sharing its phrases are not.
+        named = by_title
     if intent == "comparison" and by_author:
         # "X's paper and the paper on Y": the author names one side, not the whole answer.
         named, allowed = frozenset(named) | frozenset(by_author), None
