@@ -206,6 +206,23 @@ def test_a_summary_of_an_untitled_paper_has_no_title_to_name(composer):
     assert claims and all(claim.kind == "claim" for claim in claims)
 
 
+def test_a_summary_quotes_the_problem_a_paper_addresses_and_how(composer):
+    hybrid = paper(
+        "hybrid",
+        "Hybrid ODE Models",
+        "Hybrid models compose mechanistic ODE dynamics with neural networks. Mechanistic "
+        "parts also bring an inductive bias. Unfortunately, as the hybrids become more "
+        "flexible, the causal grounding of the mechanistic part can quickly be lost. We "
+        "address this problem by leveraging a ranking of treatment effects. We demonstrate "
+        "state-of-the-art predictive performance on glucose dynamics.",
+        ("Emily Fox",),
+    )
+    _, claims = compose(composer, "Summarize the work by Emily Fox.", [hybrid, *PAPERS])
+    quoted = [claim.text for claim in claims if claim.kind == "claim"]
+    assert quoted[0].startswith("Unfortunately, as the hybrids become more flexible")
+    assert quoted[1].startswith("We address this problem")
+
+
 def test_a_summary_ends_with_what_the_authors_prove_rather_than_what_they_explore(composer):
     manifold = paper(
         "manifold",

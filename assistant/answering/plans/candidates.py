@@ -18,14 +18,16 @@ from ..relevance import NO_FIGURE, RelevanceScorer
 CONTRIBUTION = re.compile(
     r"\b(?:we|this (?:paper|work|study)|our (?:work|method|approach|paper)|here)\b[^.]*?\b"
     r"(?:propose|introduce|present|develop|design|show|prove|find|establish|demonstrate|"
-    r"study|analy[sz]e|investigate|provide|derive|formulate|explore|characteri[sz]e)"
+    r"study|analy[sz]e|investigate|provide|derive|formulate|explore|characteri[sz]e|address|"
+    r"tackle|overcome|mitigate)"
     r"|\b(?:is|are) (?:a|an) (?:new|novel|simple|general)\b",
     re.IGNORECASE,
 )
 # "However, ...", "remains a challenge": a sentence that says what is wrong or missing.
 PROBLEM = re.compile(
     r"\b(?:however|challenge|challenging|problem|limited|limitation|remains?|lack|difficult|"
-    r"struggle|costly|expensive|bottleneck|open question|poorly understood|unclear|hinder)",
+    r"struggle|costly|expensive|bottleneck|open question|poorly understood|unclear|hinder|"
+    r"unfortunately|suffers?|fails?)",
     re.IGNORECASE,
 )
 
