@@ -60,6 +60,13 @@ def compose(composer: Composer, question: str, papers=PAPERS):
     return understood, composer.compose(understood, texts).claims
 
 
+def summary_of(composer: Composer, work: Paper) -> list[str]:
+    """The quoted sentences of the summary of `work` asked for by its first author."""
+    question = f"Summarize the work by {work.authors[0]}."
+    _, claims = compose(composer, question, [work, *PAPERS])
+    return [claim.text for claim in claims if claim.kind == "claim"]
+
+
 def test_the_answer_model_reads_each_compared_papers_closest_sentences(composer, monkeypatch):
     # the answer model first reads only the question's two closest sentences
     monkeypatch.setattr(candidates_module, "ANSWER_CANDIDATES", 2)
@@ -217,8 +224,7 @@ def test_a_summary_quotes_the_problem_a_paper_addresses_and_how(composer):
         "state-of-the-art predictive performance on glucose dynamics.",
         ("Emily Fox",),
     )
-    _, claims = compose(composer, "Summarize the work by Emily Fox.", [hybrid, *PAPERS])
-    quoted = [claim.text for claim in claims if claim.kind == "claim"]
+    quoted = summary_of(composer, hybrid)
     assert quoted[0].startswith("Unfortunately, as the hybrids become more flexible")
     assert quoted[1].startswith("We address this problem")
 
@@ -468,8 +474,7 @@ def test_a_summary_tells_how_in_the_two_sentences_after_the_contribution(compose
         "Experiments show that StepNet improves accuracy by 5% over FooNet.",
         ("Edsger Dijkstra",),
     )
-    _, claims = compose(composer, "Summarize the work by Edsger Dijkstra.", [steps, *PAPERS])
-    texts = [claim.text for claim in claims if claim.kind == "claim"]
+    texts = summary_of(composer, steps)
     assert texts[-3:] == [
         "StepNet first clusters the nodes of the graph.",
         "It then sketches each cluster separately.",

@@ -45,6 +45,14 @@ def understood(question: str):
     return analyse(question, question, CATALOG)
 
 
+def catalog_with(paper_id: str, title: str, author: str) -> Catalog:
+    """The test papers and one more."""
+    extra = Paper(
+        paper_id=paper_id, title=title, authors=[author], venue="ICML 2024", abstract="We study."
+    )
+    return Catalog([*PAPERS, extra])
+
+
 @pytest.mark.parametrize(
     ("question", "intent"),
     [
@@ -104,14 +112,9 @@ def test_a_question_near_the_summary_wordings_is_no_summary(question):
 
 
 def test_a_quoted_title_is_the_paper_summarised_not_titles_sharing_its_phrases():
-    other = Paper(
-        paper_id="shampoo",
-        title="4-bit Shampoo for Memory-Efficient Network Training",
-        authors=["Sike Wang"],
-        venue="NeurIPS 2024",
-        abstract="We propose 4-bit Shampoo.",
+    catalog = catalog_with(
+        "shampoo", "4-bit Shampoo for Memory-Efficient Network Training", "Sike Wang"
     )
-    catalog = Catalog([*PAPERS, other])
     question = (
         "Could you give me a rundown of '4-bit Shampoo for Memory-Efficient Network "
         "Training': the memory problem it addresses and how it performs?"
@@ -246,14 +249,7 @@ def test_a_possessive_surname_names_its_author():
 
 
 def test_a_surname_several_authors_share_still_means_the_joint_paper():
-    other = Paper(
-        paper_id="other",
-        title="Another Study",
-        authors=["Wei Zhang"],
-        venue="ICML 2024",
-        abstract="We study something else.",
-    )
-    catalog = Catalog([*PAPERS, other])
+    catalog = catalog_with("other", "Another Study", "Wei Zhang")
     question = "Summarize the paper by Zhang and Tian."
     result = analyse(question, question, catalog)
     assert {"Zhenyu Zhang", "Wei Zhang", "Yuandong Tian"} <= set(result.authors)
