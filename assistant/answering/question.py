@@ -457,11 +457,9 @@ def intent_of(
     compares = bool(_COMPARISON.search(question)) and (
         named >= 2 or (named == 1 and bool(_TWO_PAPERS.search(question)))
     )
-
-    def asks_for_list(text: str) -> bool:
-        return bool(_LIST.search(text) or (not pinned and _LIST_OF_METHODS.search(text)))
-
-    lists = asks_for_list(asked) or (_EACH.search(asked) and asks_for_list(question))
+    lists = _asks_for_list(asked, pinned) or (
+        bool(_EACH.search(asked)) and _asks_for_list(question, pinned)
+    )
     if lists and not compares:
         return "list"
     if compares:
@@ -475,6 +473,10 @@ def intent_of(
     if _METHOD.search(asked):
         return "method"
     return "fact"
+
+
+def _asks_for_list(text: str, pinned: bool) -> bool:
+    return bool(_LIST.search(text) or (not pinned and _LIST_OF_METHODS.search(text)))
 
 
 def _asked_for(asked: str) -> frozenset[str]:
