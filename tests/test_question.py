@@ -194,6 +194,22 @@ def test_each_of_two_named_papers_asked_about_is_a_comparison(question):
     assert intent_of(question, named=2, identified=True) == "comparison"
 
 
+def test_a_paper_named_by_its_kind_and_one_by_title_each_asked_about_are_compared():
+    question = (
+        "What do the asymmetric-valley study and 'Get rich quick' each say about how "
+        "initialization shapes what a network learns?"
+    )
+    assert intent_of(question, named=1, identified=True) == "comparison"
+
+
+def test_a_phrase_several_titles_share_names_no_second_paper_to_compare():
+    catalog = catalog_with("dln2", "Implicit Bias of Deep Linear Networks in Regression", "Ann")
+    question = (
+        "How does the reconstruction of Balestriero and LeCun compare with deep linear networks?"
+    )
+    assert analyse(question, question, catalog).intent != "comparison"
+
+
 def test_each_of_two_things_in_one_paper_is_no_comparison():
     question = (
         "Balestriero and LeCun project images onto two subspaces. How many points separate "

@@ -98,6 +98,7 @@ _PAPER_NOUN = r"\b(?:paper|study|work|method|approach|article|analysis)\b"
 _TWO_PAPERS = re.compile(
     rf"{_PAPER_NOUN}[^.?]{{0,100}}\band\b[^.?]{{0,100}}{_PAPER_NOUN}"
     rf"|\band\b[^.?]{{0,100}}{_PAPER_NOUN}\s+(?:both|each)\b"
+    rf"|{_PAPER_NOUN}\s+and\s+[^.?]{{2,100}}?\s(?:both|each)\b"
     r"|\bthe other (?:paper|study|work|one)\b|\bone\b[^.?]{0,100},\s*the other\b"
     r"|\b(?:two|both) (?:papers|studies|works|methods|approaches|articles)\b",
     re.IGNORECASE,
@@ -508,7 +509,9 @@ def analyse(question: str, standalone: str, catalog: Catalog) -> Question:
     identified = bool(named) or bool(authors)
     by_author = allowed if allowed is not None and len(allowed) <= _NAMED_BY_FEW else set()
     pinned = bool(by_title or by_name or authors)
-    intent = intent_of(standalone, len(set(named) | by_author), identified, pinned)
+    precise = set(by_title | by_name) | by_author
+    # a phrase several titles share ("large language models") names no paper of its own
+    intent = intent_of(standalone, len(precise) or min(len(named), 1), identified, pinned)
     if intent == "comparison" and len(by_title | by_author) >= 2:
         # The papers named by title or authors are what is compared; a name or a phrase
         # other papers share too ('Memory-Efficient', 'SSMs') described one of them.
