@@ -593,15 +593,20 @@ class PaperIndex:
             result = self._open(snapshot.build).chunks.query(
                 query_embeddings=[vector], n_results=n, where=where, include=["distances"]
             )
-        except NotFoundError:
-            # a rebuild switched to a new build and dropped this one since the snapshot was
-            # read: this one query is answered by keywords, the next follows the switch
-            self._opened = None
-            logger.info("dense search skipped: the index was rebuilt during the query")
-            return []
         except InternalError as exc:
             # another process is writing and has not flushed its vectors yet
             logger.warning("dense search unavailable during a concurrent ingest: %s", exc)
+            return []
+        except ChromaError:
+            # A rebuild switched to a new build and dropped (or is dropping) this one since
+            # the snapshot was read: not found, or from a server a bare "Missing metadata
+            # segment". This one query is answered by keywords, the next follows the switch;
+            # with no switch the error is a real fault.
+            live = self._live()
+            if live is None or live.build == snapshot.build:
+                raise
+            self._opened = None
+            logger.info("dense search skipped: the index was rebuilt during the query")
             return []
         return list(zip(result["ids"][0], result["distances"][0], strict=True))
 
