@@ -202,6 +202,14 @@ def test_a_paper_named_by_its_kind_and_one_by_title_each_asked_about_are_compare
     assert intent_of(question, named=1, identified=True) == "comparison"
 
 
+def test_the_full_stop_of_et_al_ends_no_clause():
+    question = (
+        "Kiani and Weber's hardness paper and Gupta et al.'s bounds for diffusion training "
+        "both ask what it takes to learn. Is each result negative or positive?"
+    )
+    assert intent_of(question, named=1, identified=True) == "comparison"
+
+
 def test_a_phrase_several_titles_share_names_no_second_paper_to_compare():
     catalog = catalog_with("dln2", "Implicit Bias of Deep Linear Networks in Regression", "Ann")
     question = (

@@ -80,6 +80,8 @@ _LIST_OF_METHODS = re.compile(
     rf"\b(?:which|what)\s+(?:{_NOT_AUXILIARY}[\w-]+\s+){{0,3}}?(?:methods|approaches|ones)\b",
     re.IGNORECASE,
 )
+# The full stop of "et al." ends no sentence and no clause the patterns above read.
+_ET_AL = re.compile(r"\bet al\.", re.IGNORECASE)
 # "Which papers ...? What does each find?": the list is asked for before the last sentence.
 _EACH = re.compile(r"\beach\b", re.IGNORECASE)
 _COMPARISON = re.compile(
@@ -454,6 +456,7 @@ def intent_of(
     papers the question names (`named`), whether it identifies papers by title, method,
     author or venue (`identified`), and whether by its whole title, a method's name or its
     authors, not by a phrase other titles share too (`pinned`)."""
+    question = _ET_AL.sub("et al", question)
     asked = asked_part(question)
     compares = bool(_COMPARISON.search(question)) and (
         named >= 2 or (named == 1 and bool(_TWO_PAPERS.search(question)))
