@@ -13,7 +13,14 @@ import numpy as np
 import pytest
 from conftest import write_abstracts
 
-from assistant import Assistant, CorpusError, IndexMismatchError, Settings, load_corpus
+from assistant import (
+    Assistant,
+    CorpusError,
+    IndexMismatchError,
+    IndexUnavailableError,
+    Settings,
+    load_corpus,
+)
 from assistant.chunking import Chunker
 from assistant.corpus import shipped_seeds_dir
 from assistant.embeddings import CachedEmbedder, OnnxMiniLMEmbedder, VectorStore
@@ -335,3 +342,12 @@ def test_a_damaged_keyword_snapshot_is_rebuilt(fresh_dir):
     assistant = Assistant(Settings(data_dir=fresh_dir))
     assert len(assistant.papers()) == 76
     assert json.loads((saved / "snapshot.json").read_text())["generation"] == saved.name
+
+
+def test_vectors_missing_from_the_live_build_are_an_error_not_a_silent_keyword_search(fresh_dir):
+    assistant = Assistant(Settings(data_dir=fresh_dir))
+    assert assistant.search("neural collapse in language models")
+    (chunks,) = {name for name in _collection_names(assistant.index) if "_chunks_" in name}
+    assistant.index.client.delete_collection(chunks)
+    with pytest.raises(IndexUnavailableError, match="cannot be used"):
+        assistant.search("neural collapse in language models")
