@@ -100,8 +100,10 @@ class RetrievalSettings(_Section):
 class AnswerSettings(_Section):
     """How answers are composed and verified."""
 
+    # 0.1: over the 23 tuning sets' 112 list questions, key-fact recall 65.7 -> 68.0 against
+    # 0.2 (0.0 gives the same); the listing model weighs relevance already.
     min_relevance: float = Field(
-        0.2, ge=0.0, le=1.0, description="Relevance a paper needs to be listed in a list answer"
+        0.1, ge=0.0, le=1.0, description="Relevance a paper needs to be listed in a list answer"
     )
     min_confidence: float = Field(
         0.5,

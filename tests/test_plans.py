@@ -513,6 +513,20 @@ def test_a_list_the_papers_answer_clearly_is_not_topped_up_with_unrelated_papers
     assert len(titles) == 2 and all("Neural Collapse" in title for title in titles)
 
 
+def test_a_list_offers_a_paper_whose_only_word_on_the_topic_has_low_relevance(
+    assistant: Assistant,
+):
+    """The asymmetric-valley paper interpolates between separately trained models in one
+    sentence, the rest of its abstract is about other things: its best sentence is weakly
+    relevant (under 0.2), yet it belongs among the papers that use interpolation."""
+    answer = assistant.ask(
+        "Which papers here use interpolation, and to what end?", backend="extractive"
+    )
+    titles = [s.heading for s in answer.sentences if s.heading]
+    assert any("Manifold Hypothesis" in title for title in titles)
+    assert any("Asymmetric Valley" in title for title in titles)
+
+
 def test_a_sentence_answering_two_parts_of_a_summary_question_is_quoted_once(composer):
     question = (
         "Summarize the FooNet paper, and what do prior methods store? "
