@@ -428,36 +428,37 @@ def test_a_figure_the_authors_abstract_does_not_give_is_refused(composer):
     assert not composer.compose(understood, [PaperText(PAPERS[0], 0)]).claims
 
 
+@pytest.mark.parametrize(
+    ("question", "paper_id", "quoted"),
+    [
+        (
+            "For a one-unit network with an S-shaped output, does noise in the data speed up "
+            "or slow down learning?",
+            "08179dd3405c",
+            "input-data noise",
+        ),
+        (
+            "Some training labels are wrong in a way that depends on the example. Can one "
+            "simply ignore that, and what feature extractor makes it work?",
+            "d794ab9d97cd",
+            "self-supervised feature extractor",
+        ),
+    ],
+)
 def test_a_question_in_everyday_words_is_answered_from_the_paper_it_describes(
-    assistant: Assistant,
+    assistant: Assistant, question, paper_id, quoted
 ):
-    """None of the abstract's terms ('perceptron', 'sigmoid'), no name it lacks: the
-    refusal model lets the answer through, from the right paper. (The question here was
-    "When a single squashing unit learns to split inputs into two groups, what role does the
-    amount of input noise play?" until the refusal model's refit with `part_evidence`; it
-    sits at 0.47 to 0.50 under every fit on the 23 tuning sets.)"""
-    question = (
-        "For a one-unit network with an S-shaped output, does noise in the data speed up or "
-        "slow down learning?"
-    )
+    """None of the abstract's terms ('perceptron', 'sigmoid'; 'label noise'), no name it
+    lacks: the refusal model lets the answer through, from the right paper. The second
+    question matches no sentence well as a whole, but its second part ("what feature
+    extractor ...") is answered outright, which the refusal model weighs (`part_evidence`).
+    (The first was "When a single squashing unit learns to split inputs into two groups,
+    what role does the amount of input noise play?" until the refit with `part_evidence`:
+    it sits at 0.47 to 0.50 under every fit on the 23 tuning sets.)"""
     answer = assistant.ask(question, backend="extractive")
     assert not answer.refused
-    assert {c.paper_id for c in answer.citations} == {"08179dd3405c"}
-
-
-def test_a_question_in_other_words_answered_in_its_second_part_is_not_refused(
-    assistant: Assistant,
-):
-    """The whole question matches no sentence well; its second part ("what feature extractor
-    ...") is answered outright, which the refusal model weighs (`part_evidence`)."""
-    question = (
-        "Some training labels are wrong in a way that depends on the example. Can one simply "
-        "ignore that, and what feature extractor makes it work?"
-    )
-    answer = assistant.ask(question, backend="extractive")
-    assert not answer.refused
-    assert {c.paper_id for c in answer.citations} == {"d794ab9d97cd"}
-    assert any("self-supervised feature extractor" in s.text for s in answer.sentences)
+    assert {c.paper_id for c in answer.citations} == {paper_id}
+    assert any(quoted in s.text for s in answer.sentences)
 
 
 def test_a_summary_asked_several_things_also_quotes_the_sentence_answering_each(composer):
