@@ -229,6 +229,24 @@ def test_a_summary_quotes_the_problem_a_paper_addresses_and_how(composer):
     assert quoted[1].startswith("We address this problem")
 
 
+def test_a_summary_keeps_the_problem_when_the_contribution_names_a_task_a_problem(composer):
+    """'We consider a sparse regression problem' states a task, not what was wrong: the
+    summary still opens with the sentence that says what earlier work lacks."""
+    heads = paper(
+        "heads",
+        "How Transformers Use Attention Heads",
+        "Transformers can implement gradient descent in context. However, earlier analyses "
+        "lack an account of what trained models actually do. In this study, we consider a "
+        "sparse regression problem and investigate how a trained transformer solves it. We "
+        "find that the first layer preprocesses the data. The later layers run simple "
+        "optimisation steps. We show that this procedure outperforms gradient descent.",
+        ("Lei Zhao",),
+    )
+    quoted = summary_of(composer, heads)
+    assert quoted[0].startswith("However, earlier analyses lack")
+    assert quoted[1].startswith("In this study, we consider")
+
+
 def test_a_summary_ends_with_what_the_authors_prove_rather_than_what_they_explore(composer):
     manifold = paper(
         "manifold",

@@ -89,8 +89,6 @@ def _summary(own: list[Candidate], asked: list[Candidate]) -> list[Claim]:
     if result is not None and _result_weight(result) < max([1, *map(_result_weight, how)]):
         result = None
     chosen = [c for c in (problem, contribution, *how, result) if c is not None]
-    if len(chosen) > 3 and contribution.states_problem and problem is not None:
-        chosen.remove(problem)
     extra = [c for c in asked if all(c is not x for x in chosen)][:ASKED_MOST]
     chosen = sorted([*chosen, *extra], key=lambda c: c.sentence.index) if extra else chosen
     return [c.claim() for c in chosen]
