@@ -564,6 +564,20 @@ def test_a_list_offers_a_paper_whose_only_word_on_the_topic_has_low_relevance(
     assert any("Asymmetric Valley" in title for title in titles)
 
 
+def test_a_list_line_is_the_sentence_the_answer_model_finds_answering(assistant: Assistant):
+    """Each listed paper's line is chosen with the answer model's reading of its sentences,
+    not by shared words alone: for the spectral-imbalance paper, the sentence introducing
+    spectral imbalance as a source of class disparities, not its closing remark on
+    'unknown biases'."""
+    answer = assistant.ask(
+        "Which papers in the collection are concerned with fairness across classes?",
+        backend="extractive",
+    )
+    lines = {s.heading: s.text for s in answer.sentences if s.heading}
+    spectra = next(text for title, text in lines.items() if "Imbalanced Spectra" in title)
+    assert "spectral imbalance in features" in spectra
+
+
 def test_a_sentence_answering_two_parts_of_a_summary_question_is_quoted_once(composer):
     question = (
         "Summarize the FooNet paper, and what do prior methods store? "

@@ -64,13 +64,17 @@ def plan(question: Question, candidates: Candidates, floor: float) -> list[Claim
 
 
 def _lines(papers: list[PaperText], confident: int, candidates: Candidates) -> list[Claim]:
-    """One line per paper (its title and the sentence that says most about the topic) after
-    the count, which tells the first `confident` papers from those that may be related."""
+    """One line per paper (its title and the sentence that answers best: relevance plus the
+    answer model's chance, which reads each listed paper's closest sentences) after the
+    count, which tells the first `confident` papers from those that may be related."""
+    # Picking by fit rather than relevance alone: tuning lists 70.1 -> 71.4 key facts of
+    # 112 (4 better, none worse).
     lines, sure = [], 0
+    candidates.read_papers([p.paper_id for p in papers[:MOST]])
     for position, paper in enumerate(papers[:MOST]):
         own = candidates.of(paper.paper_id)
         if own:
-            pick = max(own, key=lambda c: c.relevance + CONTRIBUTION_BONUS * c.contributes)
+            pick = max(own, key=lambda c: c.fit + CONTRIBUTION_BONUS * c.contributes)
             lines.append(pick.claim(heading=paper.paper.display_title))
             sure += position < confident
     return [framing(sure, len(lines) - sure), *lines] if lines else []
