@@ -247,6 +247,24 @@ def test_a_summary_keeps_the_problem_when_the_contribution_names_a_task_a_proble
     assert quoted[1].startswith("In this study, we consider")
 
 
+def test_a_summary_finds_the_contribution_stated_as_our_study(composer):
+    """'Our study explores ...' is what the paper does, though no 'we' says it: the summary
+    goes on to the sentences after it (the observation), not from the opening remark."""
+    valley = paper(
+        "valley",
+        "The Asymmetric Valley of Deep Networks",
+        "Loss landscapes offer insights into the principles of deep networks. Recent work "
+        "suggests that valleys can be asymmetric, yet without examining its causes. Our study "
+        "explores the factors that make a valley symmetric. Our main observation is that the "
+        "sign consistency between noise and solution decides it. ReLU and softmax explain "
+        "the effect.",
+        ("Mary Somerville",),
+    )
+    quoted = summary_of(composer, valley)
+    assert any(text.startswith("Our study explores") for text in quoted)
+    assert any(text.startswith("Our main observation") for text in quoted)
+
+
 def test_a_summary_ends_with_what_the_authors_prove_rather_than_what_they_explore(composer):
     manifold = paper(
         "manifold",

@@ -16,7 +16,7 @@ from ..relevance import NO_FIGURE, RelevanceScorer
 
 # "We propose X", "this paper introduces": the sentence that says what a paper does.
 CONTRIBUTION = re.compile(
-    r"\b(?:we|this (?:paper|work|study)|our (?:work|method|approach|paper)|here)\b[^.]*?\b"
+    r"\b(?:we|this (?:paper|work|study)|our (?:work|method|approach|paper|study)|here)\b[^.]*?\b"
     r"(?:propose|introduce|present|develop|design|show|prove|find|establish|demonstrate|"
     r"study|analy[sz]e|investigate|provide|derive|formulate|explore|characteri[sz]e|address|"
     r"tackle|overcome|mitigate)"
