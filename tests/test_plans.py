@@ -479,6 +479,13 @@ def test_a_figure_the_authors_abstract_does_not_give_is_refused(composer):
             "d794ab9d97cd",
             "self-supervised feature extractor",
         ),
+        (
+            "In the study on assigning treatments adaptively during a trial while protecting "
+            "participants' privacy, what large-sample behaviour is shown for the estimated "
+            "effect, and why does it matter?",
+            "f34cee1da0d2",
+            "treatment allocation mechanism",
+        ),
     ],
 )
 def test_a_question_in_everyday_words_is_answered_from_the_paper_it_describes(
@@ -488,9 +495,10 @@ def test_a_question_in_everyday_words_is_answered_from_the_paper_it_describes(
     lacks: the refusal model lets the answer through, from the right paper. The second
     question matches no sentence well as a whole, but its second part ("what feature
     extractor ...") is answered outright, which the refusal model weighs (`part_evidence`).
-    (The first was "When a single squashing unit learns to split inputs into two groups,
-    what role does the amount of input noise play?" until the refit with `part_evidence`:
-    it sits at 0.47 to 0.50 under every fit on the 23 tuning sets.)"""
+    The third is answered once the answer model reads the 16 sentences most relevant by
+    words, not 8. (The first was "When a single squashing unit learns to split inputs into
+    two groups, what role does the amount of input noise play?" until the refit with
+    `part_evidence`: it sits at 0.47 to 0.50 under every fit on the 23 tuning sets.)"""
     answer = assistant.ask(question, backend="extractive")
     assert not answer.refused
     assert {c.paper_id for c in answer.citations} == {paper_id}
