@@ -213,38 +213,49 @@ def test_a_summary_of_an_untitled_paper_has_no_title_to_name(composer):
     assert claims and all(claim.kind == "claim" for claim in claims)
 
 
-def test_a_summary_quotes_the_problem_a_paper_addresses_and_how(composer):
-    hybrid = paper(
-        "hybrid",
-        "Hybrid ODE Models",
-        "Hybrid models compose mechanistic ODE dynamics with neural networks. Mechanistic "
-        "parts also bring an inductive bias. Unfortunately, as the hybrids become more "
-        "flexible, the causal grounding of the mechanistic part can quickly be lost. We "
-        "address this problem by leveraging a ranking of treatment effects. We demonstrate "
-        "state-of-the-art predictive performance on glucose dynamics.",
-        ("Emily Fox",),
-    )
-    quoted = summary_of(composer, hybrid)
-    assert quoted[0].startswith("Unfortunately, as the hybrids become more flexible")
-    assert quoted[1].startswith("We address this problem")
-
-
-def test_a_summary_keeps_the_problem_when_the_contribution_names_a_task_a_problem(composer):
-    """'We consider a sparse regression problem' states a task, not what was wrong: the
-    summary still opens with the sentence that says what earlier work lacks."""
-    heads = paper(
-        "heads",
-        "How Transformers Use Attention Heads",
-        "Transformers can implement gradient descent in context. However, earlier analyses "
-        "lack an account of what trained models actually do. In this study, we consider a "
-        "sparse regression problem and investigate how a trained transformer solves it. We "
-        "find that the first layer preprocesses the data. The later layers run simple "
-        "optimisation steps. We show that this procedure outperforms gradient descent.",
-        ("Lei Zhao",),
-    )
-    quoted = summary_of(composer, heads)
-    assert quoted[0].startswith("However, earlier analyses lack")
-    assert quoted[1].startswith("In this study, we consider")
+@pytest.mark.parametrize(
+    ("work", "problem", "contribution"),
+    [
+        (
+            paper(
+                "hybrid",
+                "Hybrid ODE Models",
+                "Hybrid models compose mechanistic ODE dynamics with neural networks. "
+                "Mechanistic parts also bring an inductive bias. Unfortunately, as the hybrids "
+                "become more flexible, the causal grounding of the mechanistic part can quickly "
+                "be lost. We address this problem by leveraging a ranking of treatment effects. "
+                "We demonstrate state-of-the-art predictive performance on glucose dynamics.",
+                ("Emily Fox",),
+            ),
+            "Unfortunately, as the hybrids become more flexible",
+            "We address this problem",
+        ),
+        (
+            paper(
+                "heads",
+                "How Transformers Use Attention Heads",
+                "Transformers can implement gradient descent in context. However, earlier "
+                "analyses lack an account of what trained models actually do. In this study, "
+                "we consider a sparse regression problem and investigate how a trained "
+                "transformer solves it. We find that the first layer preprocesses the data. "
+                "The later layers run simple optimisation steps. We show that this procedure "
+                "outperforms gradient descent.",
+                ("Lei Zhao",),
+            ),
+            "However, earlier analyses lack",
+            "In this study, we consider",
+        ),
+    ],
+)
+def test_a_summary_quotes_the_problem_a_paper_addresses_then_its_contribution(
+    composer, work, problem, contribution
+):
+    """The abstract's statement of what was wrong comes first, even when the contribution
+    also says "problem" ("We address this problem ...", or "we consider a sparse regression
+    problem", which names a task)."""
+    quoted = summary_of(composer, work)
+    assert quoted[0].startswith(problem)
+    assert quoted[1].startswith(contribution)
 
 
 def test_a_summary_finds_the_contribution_stated_as_our_study(composer):
