@@ -506,10 +506,12 @@ def test_a_question_in_everyday_words_is_answered_from_the_paper_it_describes(
     lacks: the refusal model lets the answer through, from the right paper. The second
     question matches no sentence well as a whole, but its second part ("what feature
     extractor ...") is answered outright, which the refusal model weighs (`part_evidence`).
-    The third is answered once the answer model reads the 16 sentences most relevant by
-    words, not 8. (The first was "When a single squashing unit learns to split inputs into
-    two groups, what role does the amount of input noise play?" until the refit with
-    `part_evidence`: it sits at 0.47 to 0.50 under every fit on the 23 tuning sets.)"""
+    The third is answered from its paper once the answer model reads the 16 sentences most
+    relevant by words, not 8 (its quotes still miss the asked property, asymptotic
+    normality: the test holds it to the right paper, not to the detail). (The first was
+    "When a single squashing unit learns to split inputs into two groups, what role does the
+    amount of input noise play?" until the refit with `part_evidence`: it sits at 0.47 to
+    0.50 under every fit on the 23 tuning sets.)"""
     answer = assistant.ask(question, backend="extractive")
     assert not answer.refused
     assert {c.paper_id for c in answer.citations} == {paper_id}
